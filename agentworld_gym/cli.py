@@ -1,0 +1,132 @@
+"""The `agentworld` command line.
+
+Core commands live here; feature modules add their own through `add_commands(subparsers)`
+(listed in COMMAND_MODULES) so each idea keeps one home.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+import gymnasium as gym
+
+from . import envs
+from .errors import AgentWorldError
+
+# Modules that contribute subcommands: each defines add_commands(subparsers).
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def cmd_list(args) -> int:
+    rows = [
+        {"id": envs.env_id(e.id), "theme": e.id, "category": e.category, "subcategory": e.subcategory,
+         "n_tools": e.n_tools if e.n_tools is not None else len(envs.get_theme(e.id).toolset), "source": e.source}
+        for e in envs.entries()
+        if args.source is None or e.source == args.source
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=None))
+        return 0
+    width = max((len(r["id"]) for r in rows), default=10)
+    for r in rows:
+        print(f"{r['id']:<{width}}  {r['n_tools']:>3} tools  {r['category']} / {r['subcategory']}  [{r['source']}]")
+    print(f"{len(rows)} environments")
+    return 0
+
+
+def cmd_play(args) -> int:
+    env = gym.make(envs.env_id(args.theme), difficulty=args.difficulty, max_turns=args.max_turns)
+    obs, info = env.reset(seed=args.seed)
+    print(obs)
+    print('\nType a tool call (JSON or name(arg=...)); submit(answer="...") to finish; Ctrl-D to quit.')
+    while True:
+        try:
+            action = input("\n> ")
+        except EOFError:
+            return 0
+        before = len(obs)
+        obs, reward, terminated, truncated, info = env.step(action)
+        print(obs[before:])
+        if terminated or truncated:
+            print(f"\nEpisode over: reward {reward}, verification {json.dumps(info.get('verification'))}")
+            return 0
+
+
+def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, **make_kwargs) -> dict:
+    """Run `episodes` episodes of one env with one policy; returns the summary dict `bench` prints."""
+    from tqdm import tqdm
+
+    from .policies import make_policy, run_episode
+
+    env = gym.make(env_id, **make_kwargs)
+    policy = make_policy(policy_spec, env=env, seed=seed)
+    results = [run_episode(env, policy, seed=seed + i) for i in tqdm(range(episodes), desc=f"{env_id} {policy_spec}", leave=False, disable=None)]
+    env.close()
+    n = max(len(results), 1)
+    return {
+        "env": env_id, "policy": policy_spec, "episodes": len(results),
+        "success_rate": sum(r["success"] for r in results) / n,
+        "mean_reward": sum(r["reward"] for r in results) / n,
+        "mean_turns": sum(r["turns"] for r in results) / n,
+    }
+
+
+def cmd_bench(args) -> int:
+    if args.env is None:
+        raise AgentWorldError("Expected --env ENV_ID (e.g. AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
+    summary = bench_env(args.env, args.policy, args.episodes, args.seed, difficulty=args.difficulty)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{summary['env']}  policy={summary['policy']}  episodes={summary['episodes']}  "
+              f"success={summary['success_rate']:.3f}  reward={summary['mean_reward']:.3f}  turns={summary['mean_turns']:.2f}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agentworld", description="Agent-World tool-use environments for Gymnasium.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list the registered environments")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument("--source", help="only themes from this source (flagship, toucan, ...)")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("play", help="play an episode yourself in the terminal")
+    p.add_argument("theme")
+    p.add_argument("--difficulty", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-turns", type=int, default=20)
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("bench", help="evaluate a policy on an env")
+    p.add_argument("--env", help="env id, e.g. AgentWorld/finance-v0")
+    p.add_argument("--policy", default="oracle", help="oracle | random | hf:<model> | openai:<model>@<url>")
+    p.add_argument("--episodes", type=int, default=20)
+    p.add_argument("--difficulty", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench)
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except AgentWorldError as exc:
+        print(f"agentworld: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("agentworld: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""AgentWorldEnv: one gymnasium.Env class for every theme.
+
+The base owns the episode (database copy, turn counter, dispatch, termination, reward); a theme
+supplies only its spec, tools and task source.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from .actions import ParsedAction, parse_action
+from .errors import ConfigError, ResetNeededError, TaskError
+from .spaces import TextSpace, ToolCallSpace
+from .tasks import Task, Verification, load_tasks, verify
+from .theme import Theme
+from .world import open_copy, state_hash
+
+MAX_ECHO = 4_000  # characters of an action or tool result kept in the transcript
+REWARD_MODES = ("binary", "partial")
+
+
+def _clip(text: str, limit: int = MAX_ECHO) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit} more characters cut]"
+
+
+class AgentWorldEnv(gym.Env[str, str]):
+    """A tool-use episode in one theme's world.
+
+    Args:
+        theme: a theme id (e.g. "finance") or a `Theme`.
+        difficulty: 1-5, used when tasks are synthesized on reset.
+        tasks: a JSONL path or a list of `Task`s (or dicts) to draw from instead of synthesizing.
+        task_kind: synthesis kind ("graph", "programmatic", "mixed").
+        max_turns: steps before the episode is truncated.
+        reward_mode: "binary" (1 when every check passes) or "partial" (fraction of checks).
+        db_seed, scale: which world to build.
+        render_mode: "ansi" or "human".
+    """
+
+    metadata = {"render_modes": ["ansi", "human"]}
+
+    def __init__(
+        self,
+        theme: str | Theme = "finance",
+        difficulty: int = 1,
+        tasks: str | Path | Sequence[Task | dict] | None = None,
+        task_kind: str = "graph",
+        max_turns: int = 20,
+        reward_mode: str = "binary",
+        db_seed: int = 0,
+        scale: float = 1.0,
+        render_mode: str | None = None,
+    ):
+        from .envs.registry import get_theme
+
+        self.theme = theme if isinstance(theme, Theme) else get_theme(theme)
+        if difficulty not in range(1, 6):
+            raise ConfigError(f"Expected difficulty in 1-5, got {difficulty!r}.")
+        if reward_mode not in REWARD_MODES:
+            raise ConfigError(f"Expected reward_mode in {REWARD_MODES}, got {reward_mode!r}.")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ConfigError(f"Expected render_mode in {self.metadata['render_modes']}, got {render_mode!r}.")
+        if max_turns < 1:
+            raise ConfigError(f"Expected max_turns >= 1, got {max_turns!r}.")
+        self.difficulty = difficulty
+        self.task_kind = task_kind
+        self.max_turns = max_turns
+        self.reward_mode = reward_mode
+        self.db_seed = db_seed
+        self.scale = scale
+        self.render_mode = render_mode
+        self.tasks = _load_task_list(tasks, self.theme.id)
+        self._init_kwargs = dict(theme=self.theme.id, difficulty=difficulty, tasks=self.tasks, task_kind=task_kind,
+                                 max_turns=max_turns, reward_mode=reward_mode, db_seed=db_seed, scale=scale, render_mode=render_mode)
+        self.observation_space = TextSpace(max_length=2**26)
+        self.action_space = ToolCallSpace(self.theme.toolset.schemas)
+        self.theme.world(db_seed, scale)  # build (or load) the world template now, not on first reset
+        self.conn = None
+        self.task: Task | None = None
+        self._done = True
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
+        super().reset(seed=seed)
+        options = options or {}
+        self.task = self._choose_task(options)
+        self._close_conn()
+        self.conn = open_copy(self.theme.world(self.task.db_seed, self.scale).template)
+        self.db = self.theme.db(self.conn)
+        self.turn = 0
+        self.submitted: Any = None
+        self.verification: Verification | None = None
+        self._done = False
+        self.messages = [
+            {"role": "system", "content": self.theme.system_prompt},
+            {"role": "user", "content": self.task.instruction},
+        ]
+        self._transcript = f"[system]\n{self.theme.system_prompt}\n\n[user]\n{self.task.instruction}\n"
+        return self._transcript, self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
+        if self._done:
+            raise ResetNeededError("Expected reset() before step(): the episode has not started or has ended. Call env.reset().")
+        parsed = parse_action(action)
+        text = action if isinstance(action, str) else repr(action)
+        self.turn += 1
+        terminated = self._apply(parsed, text)
+        truncated = not terminated and self.turn >= self.max_turns
+        reward = 0.0
+        if terminated or truncated:
+            self._done = True
+            self.verification = verify(self.task, self.submitted, self.state_hash(self.task.state_tables or None))
+            reward = float(self.verification.passed) if self.reward_mode == "binary" else self.verification.fraction
+        if self.render_mode == "human":
+            self.render()
+        return self._transcript, reward, terminated, truncated, self._info()
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._transcript
+        if self.render_mode == "human":
+            print(self._transcript)
+        return None
+
+    def close(self) -> None:
+        self._close_conn()
+        self._done = True
+
+    # ------------------------------------------------------------------ state access
+    def snapshot(self) -> bytes:
+        """The current episode database, serialized."""
+        return self._require_conn().serialize()
+
+    def restore(self, blob: bytes) -> None:
+        self._close_conn()
+        self.conn = open_copy(blob)
+        self.db = self.theme.db(self.conn)
+
+    def state_hash(self, tables: Sequence[str] | None = None) -> str:
+        return state_hash(self._require_conn(), tables)
+
+    # ------------------------------------------------------------------ internals
+    def _apply(self, parsed: ParsedAction, text: str) -> bool:
+        """Record the action and its results; True when the agent has responded (episode over)."""
+        calls = parsed.calls
+        message: dict[str, Any] = {"role": "assistant", "content": _clip(parsed.text if calls else text)}
+        if calls:
+            message["tool_calls"] = [
+                {"id": f"call_{self.turn}_{i}", "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False, default=str)}}
+                for i, c in enumerate(calls)
+            ]
+        self.messages.append(message)
+        self._transcript += f"\n[assistant]\n{_clip(text)}\n"
+        if parsed.error is not None:
+            self._observe(f"Error: could not read your tool call: {parsed.error} "
+                          'Use {"name": "<tool>", "arguments": {...}}.', name="parser")
+            return False
+        if parsed.is_response:
+            self.submitted = parsed.text
+            return True
+        for i, call in enumerate(calls):
+            if call.name == "submit":
+                answer = call.arguments.get("answer", call.args[0] if call.args else None)
+                self.submitted = answer
+                self._observe(f"Submitted: {_clip(json.dumps(answer, ensure_ascii=False, default=str), 200)}", name="submit", call_id=f"call_{self.turn}_{i}")
+                return True
+            result = self.theme.toolset.call(self.db, call)
+            self._observe(result.content, name=call.name, call_id=f"call_{self.turn}_{i}")
+        return False
+
+    def _observe(self, content: str, name: str, call_id: str | None = None) -> None:
+        content = _clip(content)
+        self.messages.append({"role": "tool", "tool_call_id": call_id or f"call_{self.turn}_error", "name": name, "content": content})
+        self._transcript += f"\n[tool {name}]\n{content}\n"
+
+    def _choose_task(self, options: dict) -> Task:
+        if "task" in options:
+            task = options["task"]
+            return task if isinstance(task, Task) else Task.from_dict(task)
+        if self.tasks:
+            return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        from .synthesis import synthesize_task
+
+        difficulty = options.get("difficulty", self.difficulty)
+        seed = int(self.np_random.integers(2**31))
+        return synthesize_task(self.theme, difficulty, seed, self.task_kind, self.db_seed)
+
+    def _info(self) -> dict:
+        info = {
+            "messages": self.messages,
+            "tools": self.theme.tool_schemas,
+            "task_id": self.task.id,
+            "difficulty": self.task.difficulty,
+            "theme": self.theme.id,
+            "turn": self.turn,
+        }
+        if self.verification is not None:
+            info["verification"] = self.verification.to_dict()
+        return info
+
+    def _require_conn(self):
+        if self.conn is None:
+            raise ResetNeededError("Expected an episode database; call env.reset() first.")
+        return self.conn
+
+    def _close_conn(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict:
+        state = {"kwargs": self._init_kwargs, "np_random": self._np_random}
+        if not self._done or self.verification is not None:
+            state["episode"] = {k: getattr(self, k) for k in ("task", "turn", "submitted", "verification", "messages", "_transcript", "_done")}
+            state["db"] = self.conn.serialize() if self.conn is not None else None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state["kwargs"])
+        self._np_random = state["np_random"]
+        if "episode" in state:
+            self.__dict__.update(state["episode"])
+            if state["db"] is not None:
+                self.restore(state["db"])
+
+
+def _load_task_list(tasks, theme_id: str) -> list[Task] | None:
+    if tasks is None:
+        return None
+    if isinstance(tasks, (str, Path)):
+        loaded = load_tasks(tasks)
+    else:
+        loaded = [t if isinstance(t, Task) else Task.from_dict(t) for t in tasks]
+    if not loaded:
+        raise TaskError("Expected at least one task in `tasks`, got none.")
+    wrong = {t.theme for t in loaded} - {theme_id}
+    if wrong:
+        raise TaskError(f"Expected tasks of theme {theme_id!r}, got tasks of {sorted(wrong)}. Pass them to that theme's env.")
+    return loaded

@@ -1,0 +1,63 @@
+"""Typed errors for programmer misuse.
+
+Two error channels exist in agentworld-gym: what an *agent* does wrong (bad JSON, unknown tool,
+wrong argument types) becomes an error observation inside the episode and never raises; what a
+*programmer* does wrong raises one of the errors below, phrased "Expected X, got Y" with a hint.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class AgentWorldError(Exception):
+    """Base class for every error agentworld-gym raises on purpose."""
+
+
+class UnknownThemeError(AgentWorldError, KeyError):
+    """A theme or env id that is not registered."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfigError(AgentWorldError, ValueError):
+    """Bad constructor arguments or an inconsistent spec."""
+
+
+class ResetNeededError(AgentWorldError, RuntimeError):
+    """`step()` called before `reset()` or after the episode ended."""
+
+
+class ToolDefinitionError(AgentWorldError, TypeError):
+    """A tool function whose signature or docstring cannot be turned into a schema."""
+
+
+class TaskError(AgentWorldError, ValueError):
+    """A task that cannot be synthesized, loaded or verified."""
+
+
+class DependencyError(AgentWorldError, ImportError):
+    """An optional dependency (an extra) is missing."""
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """A short ' Did you mean ...?' suffix, or '' when nothing is close."""
+    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return " Did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def require(module: str, extra: str):
+    """Import an optional dependency or raise a DependencyError naming the extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise DependencyError(
+            f"Expected the optional package {module!r} to be installed, got ImportError: {exc}. "
+            f"Install it with: pip install 'agentworld-gym[{extra}]'"
+        ) from exc

@@ -1,0 +1,173 @@
+"""Tasks as data, and their verifiers.
+
+A task's ground truth is always computed by executing its gold solution on a fresh copy of the
+world (`replay_gold`); nothing here is written by hand. The verifier checks the submitted answer
+(with a normaliser) and/or the final state of the relevant tables (a hash).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .actions import ToolCall
+from .errors import TaskError
+
+ANSWER_TYPES = ("number", "text", "set", "bool", "none")
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    theme: str
+    kind: str  # graph | programmatic | imported
+    instruction: str
+    difficulty: int
+    solution: tuple[dict, ...]  # gold call chain: ({"name", "arguments"}, ...)
+    answer: Any = None  # expected answer (None when only the state is checked)
+    answer_type: str = "none"
+    state_tables: tuple[str, ...] = ()  # tables whose final state is checked
+    state_hash: str | None = None  # hash of state_tables after replaying the gold solution
+    db_seed: int = 0
+    program: str | None = None  # programmatic tasks: the Python source that produced `solution`
+    features: dict = field(default_factory=dict, hash=False, compare=False)
+    tolerance: float = 0.01
+
+    @property
+    def gold_calls(self) -> list[ToolCall]:
+        return [ToolCall(c["name"], dict(c.get("arguments", {}))) for c in self.solution]
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Task:
+        names = {f.name for f in dataclasses.fields(cls)}
+        missing = {"id", "theme", "instruction", "solution"} - set(d)
+        if missing:
+            raise TaskError(f"Expected task fields {sorted(missing)}, got only {sorted(d)}.")
+        d = {k: v for k, v in d.items() if k in names}
+        d.setdefault("kind", "imported")
+        d.setdefault("difficulty", 1)
+        d["solution"] = tuple(d["solution"])
+        d["state_tables"] = tuple(d.get("state_tables") or ())
+        if d.get("answer_type", "none") not in ANSWER_TYPES:
+            raise TaskError(f"Expected answer_type in {ANSWER_TYPES}, got {d['answer_type']!r}.")
+        return cls(**d)
+
+    @property
+    def checks(self) -> list[str]:
+        out = []
+        if self.answer_type != "none":
+            out.append("answer")
+        if self.state_hash is not None:
+            out.append("state")
+        return out
+
+
+def save_tasks(tasks: Iterable[Task], path: str | Path) -> int:
+    n = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for t in tasks:
+            f.write(t.to_json() + "\n")
+            n += 1
+    return n
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(Task.from_dict(json.loads(line)))
+            except (json.JSONDecodeError, TypeError) as exc:
+                raise TaskError(f"Expected one JSON task per line in {path}, line {lineno} is not: {exc}.") from exc
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Answer normalisation
+
+
+def _number(x: Any) -> float | None:
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, str):
+        m = re.fullmatch(r"\s*[$€£]?\s*(-?[\d,]*\.?\d+)\s*%?\s*[A-Za-z]{0,4}\s*\.?\s*", x)
+        if m:
+            try:
+                return float(m.group(1).replace(",", ""))
+            except ValueError:
+                return None
+    return None
+
+
+def _text(x: Any) -> str:
+    return " ".join(str(x).casefold().strip().strip(".").split())
+
+
+def _items(x: Any) -> list[str]:
+    if isinstance(x, (list, tuple, set)):
+        return sorted(_text(i) for i in x)
+    if isinstance(x, str):
+        return sorted(_text(i) for i in re.split(r"\s*[,;\n]\s*", x.strip().strip("[]")) if i.strip())
+    return [_text(x)]
+
+
+def answers_match(expected: Any, got: Any, answer_type: str, tolerance: float = 0.01) -> bool:
+    if answer_type == "number":
+        a, b = _number(expected), _number(got)
+        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6, abs_tol=tolerance)
+    if answer_type == "set":
+        return _items(expected) == _items(got)
+    if answer_type == "bool":
+        yes = {"true", "yes", "1", "y"}
+        no = {"false", "no", "0", "n"}
+        g = _text(got)
+        return (g in yes and bool(expected)) or (g in no and not expected)
+    if answer_type == "text":
+        return _text(expected) == _text(got)
+    return True
+
+
+@dataclass
+class Verification:
+    checks: dict[str, bool]
+    expected_answer: Any = None
+    submitted_answer: Any = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(self.checks.values())
+
+    @property
+    def fraction(self) -> float:
+        return sum(self.checks.values()) / len(self.checks) if self.checks else 0.0
+
+    def to_dict(self) -> dict:
+        return {"passed": self.passed, "fraction": self.fraction, "checks": dict(self.checks),
+                "expected_answer": self.expected_answer, "submitted_answer": self.submitted_answer, **self.details}
+
+
+def verify(task: Task, submitted: Any, final_state_hash: str | None) -> Verification:
+    """Grade an episode's submitted answer and final state against the task."""
+    checks: dict[str, bool] = {}
+    if task.answer_type != "none":
+        checks["answer"] = submitted is not None and answers_match(task.answer, submitted, task.answer_type, task.tolerance)
+    if task.state_hash is not None:
+        checks["state"] = final_state_hash == task.state_hash
+    return Verification(checks, task.answer, submitted)

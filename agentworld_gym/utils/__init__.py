@@ -1,0 +1,3 @@
+from .check import check_env
+
+__all__ = ["check_env"]

@@ -1,0 +1,347 @@
+"""Theme specs (pure data) and their worlds: deterministic SQLite databases, one copy per episode.
+
+A `ThemeSpec` describes tables as columns with value generators (faker providers, id sequences,
+choices, ranges, foreign keys). `build_template()` turns (spec, db_seed, scale) into a serialized
+SQLite database with sqlite-utils and a per-build seeded Faker; the bytes are cached in memory and
+on disk (keyed by the spec hash). `World` deserializes a private in-memory copy per episode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import ConfigError
+
+_SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "float": "REAL"}
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column and how to generate its values.
+
+    gen is one of: "id" (prefix + running number from `start`), "faker" (provider in `arg`),
+    "choice" (values in `arg`, optional `weights`), "int" / "float" ((lo, hi) in `arg`), "date"
+    ((start, end) ISO dates in `arg`), "fk" (table name in `arg`), "const" (value in `arg`).
+    """
+
+    name: str
+    gen: str
+    arg: Any = None
+    type: str = "text"  # text | int | float
+    weights: tuple[float, ...] | None = None
+    unique: bool = False
+    nullable_share: float = 0.0
+
+
+def id_col(name: str, prefix: str, start: int = 1001) -> Column:
+    return Column(name, "id", (prefix, start))
+
+
+def faker_col(name: str, provider: str, unique: bool = False) -> Column:
+    return Column(name, "faker", provider, unique=unique)
+
+
+def choice_col(name: str, values, weights=None, type: str = "text") -> Column:
+    return Column(name, "choice", tuple(values), type=type, weights=tuple(weights) if weights else None)
+
+
+def int_col(name: str, lo: int, hi: int) -> Column:
+    return Column(name, "int", (lo, hi), type="int")
+
+
+def money_col(name: str, lo: float, hi: float) -> Column:
+    return Column(name, "float", (lo, hi), type="float")
+
+
+def date_col(name: str, start: str = "2024-01-01", end: str = "2025-05-31") -> Column:
+    return Column(name, "date", (start, end))
+
+
+def fk_col(name: str, table: str) -> Column:
+    return Column(name, "fk", table)
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: tuple[Column, ...]
+    rows: int = 20
+
+    @property
+    def pk(self) -> str:
+        return self.columns[0].name  # the first column is the primary key
+
+
+@dataclass(frozen=True)
+class ThemeSpec:
+    """Everything that defines a theme's world, as JSON-serialisable data."""
+
+    id: str  # slug, e.g. "finance"
+    title: str
+    category: str  # L1
+    subcategory: str  # L2
+    label: str  # L3, free text
+    description: str
+    tables: tuple[Table, ...]
+    rules: tuple[str, ...] = ()  # business rules shown to the agent
+    source: str = "flagship"
+    now: str = "2025-06-01T12:00:00"
+    extra: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def table(self, name: str) -> Table:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise ConfigError(f"Expected a table of theme {self.id!r}, got {name!r}.")
+
+    @property
+    def primary_keys(self) -> dict[str, str]:
+        return {t.name: t.pk for t in self.tables}
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ThemeSpec:
+        tables = tuple(
+            Table(t["name"], tuple(Column(**{**c, "arg": _tuplify(c.get("arg")), "weights": _tuplify(c.get("weights"))}) for c in t["columns"]), t.get("rows", 20))
+            for t in d["tables"]
+        )
+        return cls(**{**d, "tables": tables, "rules": tuple(d.get("rules", ()))})
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A stable hash of the spec; keys the on-disk world cache."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+
+def _tuplify(x):
+    return tuple(_tuplify(i) for i in x) if isinstance(x, list) else x
+
+
+# --------------------------------------------------------------------------------------------
+# Building
+
+
+def _generate_rows(spec: ThemeSpec, db_seed: int, scale: float) -> dict[str, list[dict]]:
+    from faker import Faker
+
+    fake = Faker("en_US")
+    fake.seed_instance(db_seed)
+    rng = np.random.default_rng(db_seed)
+    keys: dict[str, list] = {}
+    out: dict[str, list[dict]] = {}
+    for table in spec.tables:
+        n = max(1, int(round(table.rows * scale)))
+        columns = {c.name: _column_values(c, n, fake, rng, keys, spec) for c in table.columns}
+        out[table.name] = [{name: values[i] for name, values in columns.items()} for i in range(n)]
+        keys[table.name] = columns[table.pk]
+    return out
+
+
+def _column_values(c: Column, n: int, fake, rng: np.random.Generator, keys: dict, spec: ThemeSpec) -> list:
+    if c.gen == "id":
+        prefix, start = c.arg
+        return [f"{prefix}{start + i}" for i in range(n)]
+    if c.gen == "faker":
+        source = fake.unique if c.unique else fake
+        provider, *args = c.arg if isinstance(c.arg, tuple) else (c.arg,)
+        try:
+            values = [_plain(getattr(source, provider)(*args)) for _ in range(n)]
+        finally:
+            fake.unique.clear()
+    elif c.gen == "choice":
+        p = np.asarray(c.weights, float) / sum(c.weights) if c.weights else None
+        values = [c.arg[i] for i in rng.choice(len(c.arg), size=n, p=p)]
+    elif c.gen == "int":
+        values = [int(v) for v in rng.integers(c.arg[0], c.arg[1] + 1, size=n)]
+    elif c.gen == "float":
+        values = [round(float(v), 2) for v in rng.uniform(c.arg[0], c.arg[1], size=n)]
+    elif c.gen == "date":
+        lo, hi = date.fromisoformat(c.arg[0]), date.fromisoformat(c.arg[1])
+        days = rng.integers(0, (hi - lo).days + 1, size=n)
+        values = [(lo + timedelta(days=int(d))).isoformat() for d in days]
+    elif c.gen == "fk":
+        parent = keys.get(c.arg)
+        if not parent:
+            raise ConfigError(f"Expected table {c.arg!r} to come before its foreign key {c.name!r} in theme {spec.id!r}.")
+        values = [parent[i] for i in rng.integers(0, len(parent), size=n)]
+    elif c.gen == "const":
+        values = [c.arg] * n
+    else:
+        raise ConfigError(f"Expected a column generator (id, faker, choice, int, float, date, fk, const), got {c.gen!r} for {c.name!r}.")
+    if c.nullable_share:
+        values = [None if rng.random() < c.nullable_share else v for v in values]
+    return values
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (str, int, float)) or v is None:
+        return v
+    if isinstance(v, date):
+        return v.isoformat()
+    return str(v)
+
+
+def _create_schema(conn: sqlite3.Connection, spec: ThemeSpec) -> None:
+    import sqlite_utils
+
+    db = sqlite_utils.Database(conn)
+    for t in spec.tables:
+        cols = {c.name: _SQL_TYPES[c.type] for c in t.columns}
+        fks = [(c.name, c.arg, spec.table(c.arg).pk) for c in t.columns if c.gen == "fk"]
+        db[t.name].create({k: {"TEXT": str, "INTEGER": int, "REAL": float}[v] for k, v in cols.items()}, pk=t.pk, foreign_keys=fks)
+
+
+def build_database(spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0) -> sqlite3.Connection:
+    """Build the theme's database from scratch into a new in-memory connection."""
+    import sqlite_utils
+
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    _create_schema(conn, spec)
+    db = sqlite_utils.Database(conn)
+    for name, rows in _generate_rows(spec, db_seed, scale).items():
+        db[name].insert_all(rows, batch_size=500)
+    conn.commit()
+    return conn
+
+
+def cache_dir() -> Path:
+    """Where built worlds are cached (override with AGENTWORLD_CACHE)."""
+    root = os.environ.get("AGENTWORLD_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "agentworld-gym")
+    return Path(root)
+
+
+_TEMPLATES: dict[tuple[str, int, float], bytes] = {}
+_MAGIC = b"SQLite format 3\x00"
+
+
+def build_template(spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0) -> bytes:
+    """The serialized database for (spec, db_seed, scale): from memory, disk cache, or a fresh build.
+
+    Disk writes go to a temp file and are renamed into place, so an interrupted build never leaves a
+    half-written cache entry; an unreadable entry is rebuilt.
+    """
+    key = (spec.fingerprint, db_seed, scale)
+    blob = _TEMPLATES.get(key)
+    if blob is not None:
+        return blob
+    path = cache_dir() / "worlds" / f"{spec.id}-{spec.fingerprint}-{db_seed}-{scale:g}.sqlite"
+    try:
+        blob = path.read_bytes()
+        if not blob.startswith(_MAGIC):
+            blob = None
+    except OSError:
+        blob = None
+    if blob is None:
+        conn = build_database(spec, db_seed, scale)
+        blob = conn.serialize()
+        conn.close()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, path)
+        except OSError:  # a read-only cache dir only costs speed
+            pass
+    _TEMPLATES[key] = blob
+    return blob
+
+
+# Authorizer: tools run ordinary SQL; nothing may attach files or load extensions.
+_DENY = {sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH}
+
+
+def _authorizer(action, arg1, arg2, dbname, source):
+    if action in _DENY:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and arg2 in ("load_extension", "readfile", "writefile"):
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+class BoundedConnection(sqlite3.Connection):
+    """A connection whose statements abort after a bounded amount of work (per `start_call()`)."""
+
+    TICKS = 1_000  # progress-handler ticks of 10,000 VM steps each: ~10M steps per tool call
+
+    def start_call(self) -> None:
+        self.ticks = 0
+
+    def _tick(self) -> int:
+        self.ticks += 1
+        return 1 if self.ticks > self.TICKS else 0
+
+
+def open_copy(blob: bytes) -> BoundedConnection:
+    """A private, writable in-memory copy of a serialized database."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None, factory=BoundedConnection)
+    conn.deserialize(blob)
+    conn.set_authorizer(_authorizer)
+    conn.ticks = 0
+    conn.set_progress_handler(conn._tick, 10_000)
+    return conn
+
+
+def state_hash(conn: sqlite3.Connection, tables: list[str] | tuple[str, ...] | None = None) -> str:
+    """A stable hash of the given tables' contents (all tables when None), independent of row order."""
+    if tables is None:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    h = hashlib.sha256()
+    for t in sorted(tables):
+        rows = sorted(json.dumps(r, default=str) for r in conn.execute(f'SELECT * FROM "{t}"'))
+        h.update(t.encode())
+        h.update("\n".join(rows).encode())
+    return h.hexdigest()[:32]
+
+
+class World:
+    """A theme's database for one episode (or one replay): build once, copy per episode."""
+
+    def __init__(self, spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0):
+        self.spec, self.db_seed, self.scale = spec, db_seed, scale
+        self.template = build_template(spec, db_seed, scale)
+        self.conn: sqlite3.Connection | None = None
+
+    def fresh(self) -> sqlite3.Connection:
+        """Replace the current copy with a fresh one from the template and return it."""
+        self.close()
+        self.conn = open_copy(self.template)
+        return self.conn
+
+    def snapshot(self) -> bytes:
+        return self._require().serialize()
+
+    def restore(self, blob: bytes) -> None:
+        self.close()
+        self.conn = open_copy(blob)
+
+    def state_hash(self, tables=None) -> str:
+        return state_hash(self._require(), tables)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _require(self) -> sqlite3.Connection:
+        if self.conn is None:
+            self.fresh()
+        return self.conn

@@ -1,0 +1,82 @@
+"""The theme registry: every theme id, its category, and how to load it (lazily).
+
+Registering an id is cheap (a dict entry and a `gym.register` call); a theme's module, world and
+tools load on the first `get_theme()`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gymnasium as gym
+
+from agentworld_gym.errors import UnknownThemeError, did_you_mean
+from agentworld_gym.theme import Theme
+
+NAMESPACE = "AgentWorld"
+ENTRY_POINT = "agentworld_gym.env:AgentWorldEnv"
+
+
+@dataclass(frozen=True)
+class ThemeEntry:
+    id: str
+    loader: str | Callable[[], Theme]  # "module:attribute" or a function returning the Theme
+    category: str
+    subcategory: str
+    source: str = "flagship"
+    n_tools: int | None = None
+
+
+_ENTRIES: dict[str, ThemeEntry] = {}
+_LOADED: dict[str, Theme] = {}
+
+
+def env_id(theme_id: str) -> str:
+    return f"{NAMESPACE}/{theme_id}-v0"
+
+
+def register_theme(entry: ThemeEntry | Theme, *, gym_register: bool = True) -> str:
+    """Add a theme to the registry (and to gymnasium as AgentWorld/<id>-v0); returns the env id."""
+    if isinstance(entry, Theme):
+        theme = entry
+        _LOADED[theme.id] = theme
+        entry = ThemeEntry(theme.id, lambda: theme, theme.spec.category, theme.spec.subcategory, theme.spec.source, len(theme.toolset))
+    else:
+        _LOADED.pop(entry.id, None)
+    _ENTRIES[entry.id] = entry
+    if gym_register:
+        gym.register(id=env_id(entry.id), entry_point=ENTRY_POINT, kwargs={"theme": entry.id}, disable_env_checker=True)
+    return env_id(entry.id)
+
+
+def theme_ids(source: str | None = None) -> list[str]:
+    return [k for k, e in _ENTRIES.items() if source is None or e.source == source]
+
+
+def entries() -> list[ThemeEntry]:
+    return list(_ENTRIES.values())
+
+
+def get_entry(theme_id: str) -> ThemeEntry:
+    if theme_id.startswith(NAMESPACE + "/"):  # accept env ids too
+        theme_id = theme_id[len(NAMESPACE) + 1:].rsplit("-v", 1)[0]
+    entry = _ENTRIES.get(theme_id)
+    if entry is None:
+        raise UnknownThemeError(f"Expected a registered theme id, got {theme_id!r}.{did_you_mean(theme_id, _ENTRIES)} "
+                                "Run `agentworld list` to see them all.")
+    return entry
+
+
+def get_theme(theme_id: str) -> Theme:
+    entry = get_entry(theme_id)
+    theme = _LOADED.get(entry.id)
+    if theme is None:
+        if callable(entry.loader):
+            theme = entry.loader()
+        else:
+            module, _, attr = entry.loader.partition(":")
+            theme = getattr(importlib.import_module(module), attr)
+        _LOADED[entry.id] = theme
+    return theme
