@@ -52,8 +52,6 @@ class _ParseFailure(ValueError):
 
 def parse_action(action: Any) -> ParsedAction:
     """Parse one agent action. Never raises: failures come back as `ParsedAction.error`."""
-    if isinstance(action, bytes):
-        action = action.decode("utf-8", errors="replace")
     if not isinstance(action, str):
         return ParsedAction(error=f"Expected the action to be text, got {type(action).__name__}.")
     try:

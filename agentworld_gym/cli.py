@@ -17,7 +17,7 @@ from . import envs
 from .errors import AgentWorldError
 
 # Modules that contribute subcommands: each defines add_commands(subparsers).
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("agentworld_gym.arena.cli",)
 
 
 def cmd_list(args) -> int:
@@ -86,6 +86,37 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_demo(args) -> int:
+    """A tour: the pool, one oracle episode, and an oracle-vs-random table over the flagship themes."""
+    from collections import Counter
+
+    from .policies import OraclePolicy, run_episode
+
+    all_entries = envs.entries()
+    print(f"== The pool: {len(all_entries)} registered environments ==")
+    for category, n in sorted(Counter(e.category for e in all_entries).items()):
+        print(f"  {n:>5}  {category}")
+
+    print("\n== One episode on AgentWorld/finance-v0 (difficulty 2), played by the oracle ==")
+    env = gym.make("AgentWorld/finance-v0", difficulty=2)
+    result = run_episode(env, OraclePolicy(env), seed=args.seed)
+    for m in result["info"]["messages"][1:]:
+        content = m["content"] if m["role"] != "assistant" or not m.get("tool_calls") else json.dumps(
+            [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])} for c in m["tool_calls"]])
+        print(f"  [{m['role']}{' ' + m['name'] if m.get('name') else ''}] {content[:300]}")
+    print(f"  -> reward {result['reward']}, verification {json.dumps(result['info']['verification']['checks'])}")
+    env.close()
+
+    flagship = [e.id for e in all_entries if e.source == "flagship"]
+    print(f"\n== Oracle vs random on {len(flagship)} flagship themes ({args.episodes} episodes each, difficulty 1) ==")
+    print(f"  {'env':<32} {'oracle':>7} {'random':>7} {'turns(oracle)':>14}")
+    for theme_id in flagship:
+        oracle = bench_env(envs.env_id(theme_id), "oracle", args.episodes, args.seed)
+        rand = bench_env(envs.env_id(theme_id), "random", args.episodes, args.seed)
+        print(f"  {envs.env_id(theme_id):<32} {oracle['success_rate']:>7.2f} {rand['success_rate']:>7.2f} {oracle['mean_turns']:>14.2f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentworld", description="Agent-World tool-use environments for Gymnasium.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -101,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-turns", type=int, default=20)
     p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("demo", help="a short tour: the pool, an oracle episode, a benchmark table")
+    p.add_argument("--episodes", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("bench", help="evaluate a policy on an env")
     p.add_argument("--env", help="env id, e.g. AgentWorld/finance-v0")

@@ -50,7 +50,7 @@ class ToolCallSpace(TextSpace):
     """Text actions; `sample()` returns a well-formed JSON call to one of the env's tools."""
 
     def __init__(self, tools: list[dict] | None = None, max_length: int = 1_000_000, seed=None):
-        self.tools = tools or []
+        self.tools = [t.get("function", t) for t in tools or []]  # accept OpenAI-format or bare schemas
         super().__init__(max_length=max_length, seed=seed)
 
     def sample(self, mask: Any = None, probability: Any = None) -> str:

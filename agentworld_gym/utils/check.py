@@ -33,7 +33,7 @@ def check_env(env: gym.Env, seeds=(0, 1, 2), skip_render_check: bool = True) -> 
     from ..policies import OraclePolicy, run_episode
 
     base = env.unwrapped
-    gym_check_env(env, skip_render_check=skip_render_check)
+    gym_check_env(base, skip_render_check=skip_render_check)
     for schema in base.theme.tool_schemas:
         fn = schema.get("function", {})
         params = fn.get("parameters", {})

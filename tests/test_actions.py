@@ -1,0 +1,88 @@
+import ast
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentworld_gym.actions import ToolCall, parse_action
+
+
+def test_json_call():
+    p = parse_action('{"name": "get_account", "arguments": {"account_id": "AC-1"}}')
+    assert p.calls == (ToolCall("get_account", {"account_id": "AC-1"}),)
+    assert p.error is None and not p.is_response
+
+
+@pytest.mark.parametrize("arguments", [{"x": 1}, json.dumps({"x": 1})])
+def test_openai_function_object_with_object_or_string_arguments(arguments):
+    p = parse_action(json.dumps({"type": "function", "function": {"name": "f", "arguments": arguments}}))
+    assert p.calls == (ToolCall("f", {"x": 1}),)
+
+
+def test_openai_assistant_message_with_several_tool_calls():
+    msg = {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "a", "arguments": "{}"}},
+                                               {"type": "function", "function": {"name": "b", "arguments": '{"k": [1, 2]}'}}]}
+    p = parse_action(json.dumps(msg))
+    assert [c.name for c in p.calls] == ["a", "b"] and p.calls[1].arguments == {"k": [1, 2]}
+
+
+def test_hermes_with_reasoning_around_it():
+    text = '<think>I need the balance.</think>Let me check.\n<tool_call>\n{"name": "get_account", "arguments": {"account_id": "AC-7"}}\n</tool_call>'
+    p = parse_action(text)
+    assert p.calls == (ToolCall("get_account", {"account_id": "AC-7"}),)
+    assert p.text == "Let me check."
+
+
+def test_several_hermes_calls_and_unclosed_last_block():
+    p = parse_action('<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b", "arguments": {"n": 2}}')
+    assert [c.name for c in p.calls] == ["a", "b"]
+
+
+def test_python_call_syntax_never_evaluates():
+    p = parse_action('get_account(account_id="AC-1", limit=5, flag=True, tags=["a", "b"], opts={"x": None})')
+    assert p.calls[0].arguments == {"account_id": "AC-1", "limit": 5, "flag": True, "tags": ["a", "b"], "opts": {"x": None}}
+    bad = parse_action('get_account(account_id=__import__("os").system("echo pwned"))')
+    assert bad.error is not None and "literal" in bad.error
+
+
+def test_python_positional_and_multiple_calls():
+    p = parse_action("[sort('a.txt'), cd(folder='..')]")
+    assert p.calls == (ToolCall("sort", {}, ("a.txt",)), ToolCall("cd", {"folder": ".."}))
+    p = parse_action("a(x=1)\nb(y=2)")
+    assert [c.name for c in p.calls] == ["a", "b"]
+
+
+def test_plain_text_is_a_response_and_broken_calls_are_errors():
+    assert parse_action("The balance is 12.50 dollars.").is_response
+    assert parse_action('{"name": "get_account", "arguments": {').error is not None
+    assert parse_action("get_account(account_id=").error is not None
+    assert parse_action('{"arguments": {}}').error is not None
+    assert parse_action(12345).error is not None
+
+
+def test_every_bfcl_multi_turn_gold_call_parses(shared_data):
+    path = shared_data / "bfcl" / "possible_answer" / "BFCL_v4_multi_turn_base.json"
+    n = 0
+    for line in path.read_text().splitlines():
+        for turn in json.loads(line)["ground_truth"]:
+            for call in turn:
+                p = parse_action(call)
+                assert p.error is None, (call, p.error)
+                expected = ast.parse(call, mode="eval").body
+                assert len(p.calls) == 1 and p.calls[0].name == ast.unparse(expected.func), call
+                assert set(p.calls[0].arguments) == {k.arg for k in expected.keywords}
+                n += 1
+    assert n > 500
+
+
+@given(st.text(max_size=300))
+def test_parser_never_raises(text):
+    p = parse_action(text)
+    assert p.error is not None or p.calls or p.is_response
+
+
+def test_pathological_inputs():
+    assert parse_action("[" * 100_000).error is not None
+    assert parse_action("{" + '"a":' * 50_000).error is not None
+    assert parse_action("x" * 1_000_000).is_response
