@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args) or 0
-    except AgentWorldError as exc:
+    except (AgentWorldError, gym.error.Error) as exc:
         print(f"agentworld: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
