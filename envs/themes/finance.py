@@ -6,7 +6,7 @@ from typing import Literal
 
 from agentworld_gym.theme import Theme
 from agentworld_gym.tools import WRITE, Db, ToolError, tool
-from agentworld_gym.world import Table, ThemeSpec, choice_col, date_col, faker_col, fk_col, id_col, int_col, money_col
+from agentworld_gym.world import Table, ThemeSpec, choice_col, date_col, faker_col, fk_col, id_col, money_col
 
 DAILY_TRANSFER_LIMIT = 5_000.0
 
@@ -65,7 +65,7 @@ def _active_account(db: Db, account_id: str) -> dict:
     return acc
 
 
-@tool(produces=("customer_id", "account_id"), phrase="look up the profile of {customer_id}")
+@tool(produces=("customer_id",), phrase="look up the profile of {customer_id}")
 def get_customer(db: Db, customer_id: str) -> dict:
     """Get a customer's profile and the ids of their accounts.
 
@@ -100,7 +100,7 @@ def get_account(db: Db, account_id: str) -> dict:
     return db.get("accounts", account_id, "Account")
 
 
-@tool(produces=("account_id",), phrase="list the accounts of {customer_id}")
+@tool(produces=("account_id",), phrase="list the {status} accounts of {customer_id}")
 def list_accounts(db: Db, customer_id: str, status: Literal["active", "frozen", "closed"] | None = None) -> list:
     """List a customer's accounts, optionally only those with a given status.
 
