@@ -17,7 +17,8 @@ from . import envs
 from .errors import AgentWorldError
 
 # Modules that contribute subcommands: each defines add_commands(subparsers).
-COMMAND_MODULES: tuple[str, ...] = ("agentworld_gym.arena.cli",)
+COMMAND_MODULES: tuple[str, ...] = ("agentworld_gym.arena.cli", "agentworld_gym.train.cli", "agentworld_gym.mcp.cli",
+                                    "agentworld_gym.synthesis.cli", "agentworld_gym.discovery.cli")
 
 
 def cmd_list(args) -> int:
@@ -75,9 +76,14 @@ def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, **mak
 
 
 def cmd_bench(args) -> int:
+    if args.suite:
+        from .bench import cmd_suite
+
+        return cmd_suite(args)
     if args.env is None:
         raise AgentWorldError("Expected --env ENV_ID (e.g. AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
-    summary = bench_env(args.env, args.policy, args.episodes, args.seed, difficulty=args.difficulty)
+    episodes = args.episodes if args.episodes is not None else 20
+    summary = bench_env(args.env, args.policy, episodes, args.seed, difficulty=args.difficulty)
     if args.json:
         print(json.dumps(summary))
     else:
@@ -138,10 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("bench", help="evaluate a policy on an env")
+    p = sub.add_parser("bench", help="evaluate a policy on an env or a suite")
     p.add_argument("--env", help="env id, e.g. AgentWorld/finance-v0")
-    p.add_argument("--policy", default="oracle", help="oracle | random | hf:<model> | openai:<model>@<url>")
-    p.add_argument("--episodes", type=int, default=20)
+    p.add_argument("--suite", choices=("heldout", "bfcl"), help="a benchmark suite instead of one env")
+    p.add_argument("--policy", default="oracle", help="oracle | random | smollm2-135m | hf:<model> | openai:<model>@<url>")
+    p.add_argument("--episodes", type=int, default=None, help="episodes (env: default 20; suite: items per suite/category, default all)")
+    p.add_argument("--runs", type=int, default=1, help="suite: repeat and report mean ± std")
+    p.add_argument("--temperature", type=float, default=0.0, help="suite: LLM sampling temperature (0 = greedy)")
+    p.add_argument("--bfcl-path", help="suite bfcl: folder with BFCL_v4_*.json (default $AGENTWORLD_BFCL or bfcl-eval)")
+    p.add_argument("--out", help="suite: write OUT.json, OUT.md and OUT.png")
     p.add_argument("--difficulty", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")

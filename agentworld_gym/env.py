@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 from .actions import ParsedAction, parse_action
+from .backend import Backend
 from .errors import ConfigError, ResetNeededError, TaskError
 from .spaces import TextSpace, ToolCallSpace
 from .tasks import Task, Verification, load_tasks, verify
@@ -32,7 +33,8 @@ class AgentWorldEnv(gym.Env[str, str]):
     """A tool-use episode in one theme's world.
 
     Args:
-        theme: a theme id (e.g. "finance") or a `Theme`.
+        theme: a theme id (e.g. "finance"), a `Theme`, or a `Backend` (an external world: an MCP
+            server, a tau2 domain, an Agent-World release environment; then `tasks` is required).
         difficulty: 1-5, used when tasks are synthesized on reset.
         tasks: a JSONL path or a list of `Task`s (or dicts) to draw from instead of synthesizing.
         task_kind: synthesis kind ("graph", "programmatic", "mixed").
@@ -46,7 +48,7 @@ class AgentWorldEnv(gym.Env[str, str]):
 
     def __init__(
         self,
-        theme: str | Theme = "finance",
+        theme: str | Theme | Backend = "finance",
         difficulty: int = 1,
         tasks: str | Path | Sequence[Task | dict] | None = None,
         task_kind: str = "graph",
@@ -58,7 +60,9 @@ class AgentWorldEnv(gym.Env[str, str]):
     ):
         from .envs.registry import get_theme
 
-        self.theme = theme if isinstance(theme, Theme) else get_theme(theme)
+        # An external backend plays the theme's part (id, prompt, tool schemas) and runs the tools.
+        self.backend: Backend | None = theme if not isinstance(theme, (str, Theme)) and isinstance(theme, Backend) else None
+        self.theme = theme if isinstance(theme, Theme) or self.backend is not None else get_theme(theme)
         if difficulty not in range(1, 6):
             raise ConfigError(f"Expected difficulty in 1-5, got {difficulty!r}.")
         if reward_mode not in REWARD_MODES:
@@ -75,11 +79,14 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.scale = scale
         self.render_mode = render_mode
         self.tasks = _load_task_list(tasks, self.theme.id)
-        self._init_kwargs = dict(theme=self.theme.id, difficulty=difficulty, tasks=self.tasks, task_kind=task_kind,
+        if self.backend is not None and self.tasks is None:
+            raise TaskError(f"Expected tasks=... for the external backend {self.backend.id!r}, got none (tasks are synthesized only for themes).")
+        self._init_kwargs = dict(theme=self.backend or self.theme.id, difficulty=difficulty, tasks=self.tasks, task_kind=task_kind,
                                  max_turns=max_turns, reward_mode=reward_mode, db_seed=db_seed, scale=scale, render_mode=render_mode)
         self.observation_space = TextSpace(max_length=2**26)
-        self.action_space = ToolCallSpace(self.theme.toolset.schemas)
-        self.theme.world(db_seed, scale)  # build (or load) the world template now, not on first reset
+        self.action_space = ToolCallSpace(self.backend.tools if self.backend is not None else self.theme.toolset.schemas)
+        if self.backend is None:
+            self.theme.world(db_seed, scale)  # build (or load) the world template now, not on first reset
         self.conn = None
         self.task: Task | None = None
         self._done = True
@@ -90,8 +97,11 @@ class AgentWorldEnv(gym.Env[str, str]):
         options = options or {}
         self.task = self._choose_task(options)
         self._close_conn()
-        self.conn = open_copy(self.theme.world(self.task.db_seed, self.scale).template)
-        self.db = self.theme.db(self.conn)
+        if self.backend is not None:
+            self.backend.reset(self.task)
+        else:
+            self.conn = open_copy(self.theme.world(self.task.db_seed, self.scale).template)
+            self.db = self.theme.db(self.conn)
         self.turn = 0
         self.submitted: Any = None
         self.verification: Verification | None = None
@@ -114,7 +124,9 @@ class AgentWorldEnv(gym.Env[str, str]):
         reward = 0.0
         if terminated or truncated:
             self._done = True
-            self.verification = verify(self.task, self.submitted, self.state_hash(self.task.state_tables or None))
+            # Hash the final state only when the task checks it (hashing every table costs ms).
+            final = self.state_hash(self.task.state_tables or None) if self.task.state_hash is not None else None
+            self.verification = verify(self.task, self.submitted, final)
             reward = float(self.verification.passed) if self.reward_mode == "binary" else self.verification.fraction
         if self.render_mode == "human":
             self.render()
@@ -129,7 +141,16 @@ class AgentWorldEnv(gym.Env[str, str]):
 
     def close(self) -> None:
         self._close_conn()
+        if self.backend is not None:
+            self.backend.close()
         self._done = True
+
+    def as_mcp_server(self, name: str | None = None):
+        """An MCP server (mcp SDK `MCPServer`) over this env's live episode: its tools plus submit,
+        each call played through `step()`, so an external MCP agent plays and the env grades."""
+        from .mcp.server import episode_server
+
+        return episode_server(self, name)
 
     # ------------------------------------------------------------------ state access
     def snapshot(self) -> bytes:
@@ -142,6 +163,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.db = self.theme.db(self.conn)
 
     def state_hash(self, tables: Sequence[str] | None = None) -> str:
+        if self.backend is not None:
+            return self.backend.state_hash(tables)
         return state_hash(self._require_conn(), tables)
 
     # ------------------------------------------------------------------ internals
@@ -169,7 +192,7 @@ class AgentWorldEnv(gym.Env[str, str]):
                 self.submitted = answer
                 self._observe(f"Submitted: {_clip(json.dumps(answer, ensure_ascii=False, default=str), 200)}", name="submit", call_id=f"call_{self.turn}_{i}")
                 return True
-            result = self.theme.toolset.call(self.db, call)
+            result = self.backend.call(call) if self.backend is not None else self.theme.toolset.call(self.db, call)
             self._observe(result.content, name=call.name, call_id=f"call_{self.turn}_{i}")
         return False
 
@@ -216,7 +239,7 @@ class AgentWorldEnv(gym.Env[str, str]):
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict:
         state = {"kwargs": self._init_kwargs, "np_random": self._np_random}
-        if not self._done or self.verification is not None:
+        if self.backend is None and (not self._done or self.verification is not None):  # an external state cannot be saved
             state["episode"] = {k: getattr(self, k) for k in ("task", "turn", "submitted", "verification", "messages", "_transcript", "_done")}
             state["db"] = self.conn.serialize() if self.conn is not None else None
         return state

@@ -38,6 +38,10 @@ class TaskError(AgentWorldError, ValueError):
     """A task that cannot be synthesized, loaded or verified."""
 
 
+class BackendError(AgentWorldError, RuntimeError):
+    """An external backend (MCP server, tool subprocess) that cannot start, dies, hangs or breaks its contract."""
+
+
 class DependencyError(AgentWorldError, ImportError):
     """An optional dependency (an extra) is missing."""
 

@@ -89,3 +89,27 @@ def sample_value(prop: dict, rng: np.random.Generator) -> Any:
     if kind == "object":
         return {}
     return str(rng.choice(_WORDS))
+
+
+# ---------------------------------------------------------------------------------------------
+# Vector envs: a batch of text is a tuple of str (gymnasium's convention for Text spaces).
+
+
+def _register_vector_handlers() -> None:
+    from gymnasium.vector.utils import create_empty_array, create_shared_memory
+
+    @create_empty_array.register(TextSpace)
+    def _empty_text(space: TextSpace, n: int = 1, fn: Any = np.zeros) -> tuple[str, ...]:
+        return tuple("" for _ in range(n))
+
+    @create_shared_memory.register(TextSpace)
+    def _no_shared_text(space: TextSpace, n: int = 1, ctx: Any = None):
+        from .errors import ConfigError
+
+        raise ConfigError(
+            f"Expected shared_memory=False for {space!r}: transcripts have no fixed size to share. "
+            "Use gymnasium.vector.AsyncVectorEnv(fns, shared_memory=False), or agentworld_gym.vector.make_vector_env."
+        )
+
+
+_register_vector_handlers()

@@ -199,8 +199,24 @@ def _plain(v: Any) -> Any:
     return str(v)
 
 
-def _create_schema(conn: sqlite3.Connection, spec: ThemeSpec) -> None:
+def _sqlite_utils():
+    """sqlite_utils, imported without pandas: pandas only adds type mappings we never use, and
+    importing it costs seconds, which would dominate the first `gym.make` of a theme."""
+    import sys
+
+    if "sqlite_utils" not in sys.modules and "pandas" not in sys.modules:
+        sys.modules["pandas"] = None  # makes sqlite_utils' optional `import pandas` fail fast
+        try:
+            import sqlite_utils  # noqa: F401
+        finally:
+            del sys.modules["pandas"]
     import sqlite_utils
+
+    return sqlite_utils
+
+
+def _create_schema(conn: sqlite3.Connection, spec: ThemeSpec) -> None:
+    sqlite_utils = _sqlite_utils()
 
     db = sqlite_utils.Database(conn)
     for t in spec.tables:
@@ -211,7 +227,7 @@ def _create_schema(conn: sqlite3.Connection, spec: ThemeSpec) -> None:
 
 def build_database(spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0) -> sqlite3.Connection:
     """Build the theme's database from scratch into a new in-memory connection."""
-    import sqlite_utils
+    sqlite_utils = _sqlite_utils()
 
     conn = sqlite3.connect(":memory:", check_same_thread=False)
     _create_schema(conn, spec)

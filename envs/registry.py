@@ -7,6 +7,7 @@ tools load on the first `get_theme()`.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -48,7 +49,29 @@ def register_theme(entry: ThemeEntry | Theme, *, gym_register: bool = True) -> s
     _ENTRIES[entry.id] = entry
     if gym_register:
         gym.register(id=env_id(entry.id), entry_point=ENTRY_POINT, kwargs={"theme": entry.id}, disable_env_checker=True)
+        register_pool(entry.category)
     return env_id(entry.id)
+
+
+POOL_ENTRY_POINT = "agentworld_gym.envs.pool:PoolEnv"
+
+
+def category_slug(category: str) -> str:
+    """'Finance & Markets' -> 'finance-markets' (the pool id of an L1 category)."""
+    return re.sub(r"[^a-z0-9]+", "-", category.lower()).strip("-")
+
+_POOLS: set[str] = set()
+
+
+def register_pool(category: str | None = None) -> str:
+    """Register AgentWorld/pool-v0 (category None) or AgentWorld/pool-<category slug>-v0, once."""
+    slug = category_slug(category) if category else ""
+    name = f"pool-{slug}" if slug else "pool"
+    if name not in _POOLS:
+        _POOLS.add(name)
+        gym.register(id=f"{NAMESPACE}/{name}-v0", entry_point=POOL_ENTRY_POINT, kwargs={"category": category or None},
+                     disable_env_checker=True)
+    return f"{NAMESPACE}/{name}-v0"
 
 
 def theme_ids(source: str | None = None) -> list[str]:

@@ -1,0 +1,151 @@
+"""Episode records: one JSON line per played episode, the input of diagnosis and of the report.
+
+A record holds everything needed to attribute a failure without re-running anything: the task
+(with its gold solution and difficulty features), the OpenAI-format transcript (`info["messages"]`),
+the verification report, and where it was played (theme, L1 category, policy, round).
+
+    {"id": "...", "round": 0, "policy": "random", "theme": "finance", "category": "Finance & Markets",
+     "task": {...Task.to_dict()...}, "messages": [...], "verification": {...},
+     "reward": 0.0, "success": false, "truncated": false, "turns": 3}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import TaskError
+from ..tasks import Task
+
+RECORD_FIELDS = ("id", "theme", "task", "messages", "verification", "success")
+
+
+def category_of(theme_id: str) -> str:
+    """The theme's L1 category from the registry ('' when the theme is not registered)."""
+    from ..envs.registry import get_entry
+    from ..errors import UnknownThemeError
+
+    try:
+        return get_entry(theme_id).category
+    except UnknownThemeError:
+        return ""
+
+
+def make_record(result: dict, task: Task, *, policy: str = "", round: int = 0, category: str | None = None) -> dict:
+    """An episode record from `policies.run_episode`'s result and the task that was played."""
+    info = result["info"]
+    return {
+        "id": f"r{round}-{task.id}",
+        "round": round,
+        "policy": policy,
+        "theme": task.theme,
+        "category": category_of(task.theme) if category is None else category,
+        "task": task.to_dict(),
+        "messages": info["messages"],
+        "verification": info.get("verification", {}),
+        "reward": float(result["reward"]),
+        "success": bool(result["success"]),
+        "truncated": bool(result["truncated"]),
+        "turns": int(result["turns"]),
+    }
+
+
+def play(tasks: Sequence[Task], policy_for: Callable[[Any], Any], *, policy: str = "", round: int = 0,
+         max_turns: int = 8, seed: int = 0, progress: bool = False) -> list[dict]:
+    """Play each task once with the policy `policy_for(env)` builds; one record per task.
+
+    One env per theme is reused across that theme's tasks (the task goes in through reset options).
+    """
+    from ..env import AgentWorldEnv
+    from ..policies import run_episode
+
+    if tasks and _batched(policy_for, tasks[0], max_turns):
+        return _play_batched(tasks, policy_for, policy=policy, round=round, max_turns=max_turns, seed=seed)
+    envs: dict[str, AgentWorldEnv] = {}
+    policies: dict[str, Any] = {}
+    records = []
+    it: Iterable = tasks
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(tasks, desc=f"round {round} {policy}", leave=False, disable=None)
+    try:
+        for i, task in enumerate(it):
+            env = envs.get(task.theme)
+            if env is None:
+                env = envs[task.theme] = AgentWorldEnv(task.theme, max_turns=max_turns, db_seed=task.db_seed)
+                policies[task.theme] = policy_for(env)
+            result = run_episode(env, policies[task.theme], seed=seed + i, options={"task": task})
+            records.append(make_record(result, task, policy=policy, round=round))
+    finally:
+        for env in envs.values():
+            env.close()
+    return records
+
+
+def _batched(policy_for, task: Task, max_turns: int) -> bool:
+    """A model policy (one with a batched `generate` and an `encoder`) plays many episodes at once."""
+    from ..env import AgentWorldEnv
+
+    env = AgentWorldEnv(task.theme, max_turns=max_turns)
+    try:
+        p = policy_for(env)
+    finally:
+        env.close()
+    return hasattr(p, "generate") and hasattr(p, "encoder")
+
+
+def _play_batched(tasks: Sequence[Task], policy_for, *, policy: str, round: int, max_turns: int, seed: int,
+                  chunk: int = 64) -> list[dict]:
+    from ..env import AgentWorldEnv
+    from ..policies.llm import run_episodes_batched
+
+    records = []
+    for start in range(0, len(tasks), chunk):
+        part = list(tasks[start:start + chunk])
+        envs = [AgentWorldEnv(t.theme, max_turns=max_turns, db_seed=t.db_seed) for t in part]
+        try:
+            model = policy_for(envs[0])
+            results = run_episodes_batched(envs, model, seeds=[seed + start + i for i in range(len(part))],
+                                           options=[{"task": t} for t in part])
+        finally:
+            for env in envs:
+                env.close()
+        records += [make_record(r, t, policy=policy, round=round) for r, t in zip(results, part)]
+    return records
+
+
+def save_records(records: Iterable[dict], path: str | Path) -> int:
+    n = 0
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+            n += 1
+    return n
+
+
+def load_records(path: str | Path) -> list[dict]:
+    """Episode records from a JSONL file (or every *.jsonl file in a directory)."""
+    path = Path(path)
+    files = sorted(path.glob("**/*.jsonl")) if path.is_dir() else [path]
+    if not files:
+        raise TaskError(f"Expected episode-record JSONL files in {path}, got none.")
+    out = []
+    for file in files:
+        with open(file, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise TaskError(f"Expected one JSON episode record per line in {file}, line {lineno} is not: {exc.msg}.") from exc
+                missing = [k for k in RECORD_FIELDS if k not in rec]
+                if missing:
+                    raise TaskError(f"Expected episode-record fields {missing} in {file} line {lineno}, got only {sorted(rec)}. "
+                                    "Write records with agentworld_gym.arena.records.make_record.")
+                out.append(rec)
+    return out

@@ -1,0 +1,110 @@
+"""World building: complexification rounds over a draft, and the finishing touches that need the
+built world (search columns, summary columns, example values for task synthesis)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from ..world import ThemeSpec, build_template, open_copy
+from . import archetypes
+from .infer import ThemeDraft, TableDraft, fk_column, key_column, parse_field, pk_name, singular
+
+TEXT_PROVIDERS = ("name", "company", "catch_phrase", "bs", "city", "word", "user_name", "slug", "email", "domain_name", "country", "sentence")
+
+
+def complexify(draft: ThemeDraft, rounds: int, seed: int = 0) -> ThemeDraft:
+    """Grow a draft by `rounds` rounds; each adds a related table, a few typed columns and rows.
+
+    The knob behind "harder worlds": more tables and relations give longer dependency chains.
+    """
+    rng = np.random.default_rng(seed)
+    for _ in range(rounds):
+        parent = draft.tables[int(rng.integers(len(draft.tables)))]
+        line = archetypes.EXTRA_TABLES[int(rng.integers(len(archetypes.EXTRA_TABLES)))]
+        d = archetypes.parse_line(line.format(parent=parent.name))
+        name = d.name if draft.table(d.name) is None else f"{singular(parent.name)}_{d.name}"
+        if draft.table(name) is None:
+            cols = [key_column(name), fk_column(parent.pk, parent.name)]
+            cols += [parse_field(f) for f in d.fields]
+            draft.tables.append(TableDraft(name, cols, parent.name, int(rng.integers(30, 90))))
+        target = draft.tables[int(rng.integers(len(draft.tables)))]
+        for i in rng.choice(len(archetypes.EXTRA_COLUMNS), size=2, replace=False):
+            target.add(parse_field(archetypes.EXTRA_COLUMNS[int(i)]))
+        for t in draft.tables:
+            t.rows = int(t.rows * 1.25)
+    draft.meta["rounds"] = draft.meta.get("rounds", 0) + rounds
+    return draft
+
+
+def finish_templates(templates: list[dict], spec: ThemeSpec) -> list[dict]:
+    """Choose search and summary columns once the tables are final."""
+    for t in templates:
+        tab = spec.table(t["table"])
+        cols = {c.name: c for c in tab.columns}
+        for p in t["params"]:  # a relation dropped to break a cycle leaves its parameter without effect
+            if p["role"] == "fk" and (p.get("column") not in cols or cols[p["column"]].gen != "fk"):
+                p["role"] = "ignore"
+            elif p["role"] in ("filter", "value") and p.get("column") not in cols:
+                p["role"] = "ignore"
+        if t["kind"] == "search" and not t.get("columns"):
+            texts = [c.name for c in tab.columns[1:] if c.gen == "faker" and (c.arg if isinstance(c.arg, str) else c.arg[0]) in TEXT_PROVIDERS]
+            t["columns"] = texts[:2] or [tab.pk]
+            t["search_column"] = t["columns"][0]
+        if t["kind"] == "aggregate" and t.get("column") is None:
+            nums = [c.name for c in tab.columns[1:] if c.type in ("int", "float") and c.gen not in ("fk", "id")]
+            t["column"] = nums[0] if nums else None
+    return templates
+
+
+def build_world(spec: ThemeSpec, db_seed: int = 0) -> bytes:
+    """The world's serialized database (cached by spec fingerprint, see world.build_template)."""
+    return build_template(spec, db_seed)
+
+
+def _values(conn: sqlite3.Connection, table: str, column: str, n: int = 8) -> list:
+    rows = conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL ORDER BY 1 LIMIT 40').fetchall()
+    vals = [r[0] for r in rows]
+    step = max(1, len(vals) // n)
+    return vals[::step][:n]
+
+
+def bind_examples(templates: list[dict], spec: ThemeSpec, blob: bytes) -> list[dict]:
+    """Example values for required parameters the task synthesizer cannot resolve on its own
+    (search text, generic `id` parameters, ignored flags), sampled from the built world."""
+    conn = open_copy(blob)
+    try:
+        entity = set(spec.primary_keys.values()) | {c.name for t in spec.tables for c in t.columns if c.gen == "fk"}
+        columns = {c.name for t in spec.tables for c in t.columns}
+        for t in templates:
+            ex = {}
+            for p in t["params"]:
+                if not p.get("required") or p["name"] in entity and p["role"] in ("key", "fk", "from", "to"):
+                    continue
+                role, name = p["role"], p["name"]
+                if role in ("key", "from", "to"):
+                    ex[name] = _values(conn, t["table"], spec.table(t["table"]).pk)
+                elif role == "fk":
+                    ex[name] = _values(conn, p["table"], spec.table(p["table"]).pk)
+                elif role == "query":
+                    vals = _values(conn, t["table"], t["columns"][0])
+                    ex[name] = [str(v).split()[0].lower() if isinstance(v, str) and v.split() else str(v) for v in vals]
+                elif role == "limit":
+                    ex[name] = [3, 5, 10]
+                elif role == "amount":
+                    ex[name] = [1.0, 5.0, 12.5]
+                elif role == "newkey":
+                    ex[name] = [f"new-{name}-{i}" if p["schema"].get("type") == "string" else 90_000 + i for i in range(1, 4)]
+                elif role in ("filter", "value") and name in columns and "enum" not in p["schema"]:
+                    continue  # the synthesizer samples same-named columns itself
+                elif "enum" in p["schema"]:
+                    continue
+                else:
+                    typ = p["schema"].get("type")
+                    ex[name] = {"integer": [1, 2, 3], "number": [1.0, 2.5], "boolean": [True, False]}.get(typ, ["standard", "default"])
+            if ex:
+                t["examples"] = {**t.get("examples", {}), **ex}
+    finally:
+        conn.close()
+    return templates

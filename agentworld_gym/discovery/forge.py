@@ -1,0 +1,350 @@
+"""Tool forging: executable `Tool` objects built from template specs bound to a theme's schema.
+
+A template spec is JSON data (so forged themes serialise): the tool's real or composed name, its
+kind (get / list / search / lookup / create / update / cancel / delete / aggregate / transfer), the
+table it works on, and one entry per parameter giving the parameter's JSON schema and its role:
+
+  key     the primary key of the table          fk      a key of another table (a filter / link)
+  filter  an equality filter on a column        query   a case-insensitive substring search
+  limit   how many rows to return               value   a column value to write
+  newkey  a caller-chosen primary key           amount / from / to   transfer operands
+  ignore  accepted, has no effect (formatting flags, paging, nested options)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..theme import humanize, noun_of
+from ..tools import READ, WRITE, Db, Tool, ToolError
+from ..world import ThemeSpec
+from .infer import plural, singular
+
+WRITE_KINDS = {"create", "update", "cancel", "delete", "transfer"}
+CANCEL_WORDS = ("cancelled", "canceled", "closed", "revoked", "withdrawn", "disabled", "ended", "retired", "archived", "dropped", "expired", "rejected", "paused", "muted")
+MISSING = "ZZ-0000-missing"  # an id no world contains (used by validation)
+
+
+def _noun(table: str) -> str:
+    return humanize(singular(table))
+
+
+def _nouns(table: str) -> str:
+    return humanize(table)
+
+
+def _rows(db: Db, spec_table: str, where: list[str], params: list, order: str, limit: int | None) -> list[dict]:
+    sql = f'SELECT * FROM "{spec_table}"' + (" WHERE " + " AND ".join(where) if where else "") + f' ORDER BY "{order}"'
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return db.all(sql, params)
+
+
+def _check_limit(v) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v or not 1 <= v <= 100:
+        raise ToolError(f"The number of results must be a whole number between 1 and 100, got {v!r}.")
+    return int(v)
+
+
+def _require_row(db: Db, table: str, pk: str, key: Any, noun: str) -> dict:
+    row = db.one(f'SELECT * FROM "{table}" WHERE "{pk}" = ?', (key,))
+    if row is None:
+        raise ToolError(f"{noun.capitalize()} {key!r} not found.")
+    return row
+
+
+def make_fn(t: dict, spec: ThemeSpec):
+    """The Python implementation of template `t` over `spec`'s tables."""
+    kind, table = t["kind"], t["table"]
+    pks = spec.primary_keys
+    pk = pks[table]
+    noun = _noun(table)
+    params = t["params"]
+    by_role: dict[str, list[dict]] = {}
+    for p in params:
+        by_role.setdefault(p["role"], []).append(p)
+    key = (by_role.get("key") or [None])[0]
+    col = t.get("column")
+
+    def filters(db: Db, kw: dict) -> tuple[list[str], list]:
+        where, args = [], []
+        for p in by_role.get("fk", []) + by_role.get("filter", []):
+            if p["name"] in kw and kw[p["name"]] is not None:
+                if p["role"] == "fk":
+                    ref = p["table"]
+                    _require_row(db, ref, pks[ref], kw[p["name"]], _noun(ref))
+                where.append(f'"{p["column"]}" = ?')
+                args.append(kw[p["name"]])
+        return where, args
+
+    def limit_of(kw: dict) -> int:
+        for p in by_role.get("limit", []):
+            if p["name"] in kw:
+                return _check_limit(kw[p["name"]])
+        return 20
+
+    if kind == "get":
+        def fn(db: Db, **kw):
+            return _require_row(db, table, pk, kw[key["name"]], noun)
+    elif kind in ("list", "lookup"):
+        def fn(db: Db, **kw):
+            where, args = filters(db, kw)
+            if key and key["name"] in kw:
+                where.append(f'"{pk}" = ?')
+                args.append(kw[key["name"]])
+            return _rows(db, table, where, args, pk, limit_of(kw))
+    elif kind == "search":
+        q = by_role["query"][0]
+
+        def fn(db: Db, **kw):
+            where, args = filters(db, kw)
+            if kw.get(q["name"]) is None:  # an optional query left out: no text filter
+                return _rows(db, table, where, args, pk, limit_of(kw))
+            text = str(kw[q["name"]]).strip().lower()
+            if not text:
+                raise ToolError("The search text must not be empty.")
+            where.append("(" + " OR ".join(f'lower(COALESCE("{c}", \'\')) LIKE ?' for c in t["columns"]) + ")")
+            args += [f"%{text}%"] * len(t["columns"])
+            return _rows(db, table, where, args, pk, limit_of(kw))
+    elif kind == "create":
+        prefix = t.get("prefix", "")
+
+        def fn(db: Db, **kw):
+            row = {c: d for c, d in t.get("defaults", {}).items()}
+            for p in by_role.get("fk", []):
+                if p["name"] in kw:
+                    _require_row(db, p["table"], pks[p["table"]], kw[p["name"]], _noun(p["table"]))
+                    row[p["column"]] = kw[p["name"]]
+            for p in by_role.get("value", []) + by_role.get("filter", []):
+                if p["name"] in kw:
+                    row[p["column"]] = kw[p["name"]]
+            newkey = (by_role.get("newkey") or [None])[0]
+            if newkey and newkey["name"] in kw:
+                new_id = kw[newkey["name"]]
+                if db.one(f'SELECT 1 FROM "{table}" WHERE "{pk}" = ?', (new_id,)):
+                    raise ToolError(f"{noun.capitalize()} {new_id!r} already exists.")
+            else:
+                new_id = next_key(db, table, pk, prefix, t.get("key_type", "text"))
+            row[pk] = new_id
+            db.insert(table, row)
+            return _require_row(db, table, pk, new_id, noun)
+    elif kind == "update":
+        def fn(db: Db, **kw):
+            k = kw[key["name"]]
+            _require_row(db, table, pk, k, noun)
+            values = {p["column"]: kw[p["name"]] for p in by_role.get("value", []) + by_role.get("fk", []) if p["name"] in kw}
+            for p in by_role.get("fk", []):
+                if p["name"] in kw:
+                    _require_row(db, p["table"], pks[p["table"]], kw[p["name"]], _noun(p["table"]))
+            if not values:
+                raise ToolError("Nothing to change: give at least one new value.")
+            db.update(table, k, **values)
+            return _require_row(db, table, pk, k, noun)
+    elif kind == "cancel":
+        value = t["value"]
+
+        def fn(db: Db, **kw):
+            k = kw[key["name"]]
+            row = _require_row(db, table, pk, k, noun)
+            if row[col] == value:
+                raise ToolError(f"{noun.capitalize()} {k!r} is already {value}.")
+            db.update(table, k, **{col: value})
+            return {pk: k, col: value, "previous": row[col]}
+    elif kind == "delete":
+        def fn(db: Db, **kw):
+            k = kw[key["name"]]
+            _require_row(db, table, pk, k, noun)
+            db.execute(f'DELETE FROM "{table}" WHERE "{pk}" = ?', (k,))
+            return {pk: k, "deleted": True}
+    elif kind == "aggregate":
+        group = (by_role.get("fk") or by_role.get("key"))[0]
+
+        def fn(db: Db, **kw):
+            where, args = [], []
+            k = kw[group["name"]]
+            if group["role"] == "fk":
+                _require_row(db, group["table"], pks[group["table"]], k, _noun(group["table"]))
+            where.append(f'"{group["column"]}" = ?')
+            args.append(k)
+            for p in by_role.get("filter", []):
+                if p["name"] in kw:
+                    where.append(f'"{p["column"]}" = ?')
+                    args.append(kw[p["name"]])
+            agg = f', ROUND(COALESCE(SUM("{col}"), 0), 2) AS total, ROUND(COALESCE(AVG("{col}"), 0), 2) AS average' if col else ""
+            row = db.one(f'SELECT COUNT(*) AS count{agg} FROM "{table}" WHERE ' + " AND ".join(where), args)
+            return {group["name"]: k, **row}
+    elif kind == "transfer":
+        src, dst, amt = by_role["from"][0], by_role["to"][0], by_role["amount"][0]
+
+        def fn(db: Db, **kw):
+            a, b, amount = kw[src["name"]], kw[dst["name"]], kw[amt["name"]]
+            if not isinstance(amount, (int, float)) or amount <= 0:
+                raise ToolError(f"The amount must be greater than zero, got {amount!r}.")
+            if a == b:
+                raise ToolError("The source and the destination must differ.")
+            ra = _require_row(db, table, pk, a, noun)
+            rb = _require_row(db, table, pk, b, noun)
+            if (ra[col] or 0) < amount:
+                raise ToolError(f"Not enough {humanize(col)}: {ra[col]} available, {amount} requested.")
+            db.update(table, a, **{col: round((ra[col] or 0) - amount, 2)})
+            db.update(table, b, **{col: round((rb[col] or 0) + amount, 2)})
+            return {src["name"]: a, dst["name"]: b, "moved": amount, f"{col}_left": round((ra[col] or 0) - amount, 2)}
+    else:
+        raise ValueError(f"Expected a template kind, got {kind!r}")
+    return fn
+
+
+def next_key(db: Db, table: str, pk: str, prefix: str, key_type: str = "text"):
+    if key_type == "int":
+        return int(db.value(f'SELECT COALESCE(MAX(CAST("{pk}" AS INTEGER)), 1000) FROM "{table}"')) + 1
+    n = db.value(f'SELECT MAX(CAST(SUBSTR("{pk}", ?) AS INTEGER)) FROM "{table}" WHERE "{pk}" LIKE ?', (len(prefix) + 1, prefix + "%"))
+    return f"{prefix}{int(n or 1000) + 1}"
+
+
+def forge_tool(t: dict, spec: ThemeSpec) -> Tool:
+    """One executable Tool from a template spec."""
+    props, required = {}, []
+    for p in t["params"]:
+        props[p["name"]] = p["schema"]
+        if p.get("required"):
+            required.append(p["name"])
+    table = t["table"]
+    pks = spec.primary_keys
+    fks = [c.name for c in spec.table(table).columns if c.gen == "fk"]
+    mode = WRITE if t["kind"] in WRITE_KINDS else READ
+    consumes = tuple(p["name"] for p in t["params"] if p["role"] in ("key", "fk", "from", "to") and p["name"] in _entity_names(spec))
+    produces = () if t["kind"] == "delete" else tuple(dict.fromkeys([pks[table], *fks]))
+    if t["kind"] == "aggregate":
+        produces = tuple(p["column"] for p in t["params"] if p["role"] in ("fk", "key"))
+    return Tool(
+        name=t["name"], description=t["description"],
+        parameters={"type": "object", "properties": props, "required": required, "additionalProperties": False},
+        fn=make_fn(t, spec), mode=mode, consumes=consumes, produces=produces, phrase=t.get("phrase", ""),
+        returns=t.get("returns", ""), examples={k: list(v) for k, v in t.get("examples", {}).items()}, _order=tuple(props),
+    )
+
+
+def _entity_names(spec: ThemeSpec) -> set[str]:
+    """Parameter names the graph synthesizer can resolve to an entity key (see Theme.key_of)."""
+    keys = set(spec.primary_keys.values())
+    return keys | {c.name for t in spec.tables for c in t.columns if c.gen == "fk"}
+
+
+# ------------------------------------------------------------------------------------------ planning (composed themes)
+
+_SYN = {
+    "get": ("get", "fetch", "show", "lookup"), "list": ("list", "browse"), "search": ("search", "find"),
+    "create": ("create", "add", "register"), "update": ("update", "set", "change"), "cancel": ("cancel", "close"),
+    "delete": ("delete", "remove"), "aggregate": ("summarize", "total", "count"),
+}
+
+
+def _schema_for(col, description: str) -> dict:
+    s: dict[str, Any] = {"type": {"int": "integer", "float": "number"}.get(col.type, "string"), "description": description}
+    if col.gen == "choice":
+        s["enum"] = list(col.arg)
+    return s
+
+
+def _key_schema(spec: ThemeSpec, table: str, description: str) -> dict:
+    col = spec.table(table).columns[0]
+    return {"type": "integer" if col.type == "int" else "string", "description": description}
+
+
+def plan_tools(spec: ThemeSpec, rng) -> list[dict]:
+    """Template specs for a composed theme: get/list/search per table, plus writes and summaries
+    where the schema supports them (a status column, a numeric column, a parent table)."""
+    out: list[dict] = []
+    pick = lambda kind: _SYN[kind][int(rng.integers(len(_SYN[kind])))]  # noqa: E731
+    for tab in spec.tables:
+        pk = tab.pk
+        n, ns = singular(tab.name), tab.name
+        noun, nouns = _noun(tab.name), _nouns(tab.name)
+        key = {"name": pk, "role": "key", "required": True, "schema": _key_schema(spec, tab.name, f"The {noun} id.")}
+        fks = [c for c in tab.columns if c.gen == "fk"]
+        choices = [c for c in tab.columns[1:] if c.gen == "choice" and c.type == "text"]
+        texts = [c.name for c in tab.columns[1:] if c.gen == "faker" and c.arg in ("name", "company", "catch_phrase", "bs", "city", "word", "user_name", "slug", "email", "domain_name")]
+        nums = [c for c in tab.columns[1:] if c.gen in ("int", "float")]
+        status = next((c for c in choices if c.name in ("status", "state")), None)
+        out.append(dict(kind="get", name=f"{pick('get')}_{n}", table=tab.name, params=[key], phrase=f"look up {{{pk}}}",
+                        description=f"Get the full record of one {noun} by its id."))
+        list_params = [{"name": c.name, "role": "fk", "column": c.name, "table": c.arg, "required": True,
+                        "schema": _key_schema(spec, c.arg, f"Only {nouns} of this {_noun(c.arg)}.")} for c in fks[:1]]
+        filt = choices[int(rng.integers(len(choices)))] if choices else None
+        if filt is not None:
+            list_params.append({"name": filt.name, "role": "filter", "column": filt.name, "required": not fks,
+                                "schema": _schema_for(filt, f"Only {nouns} with this {humanize(filt.name)}.")})
+        list_params.append({"name": "limit", "role": "limit", "required": False,
+                            "schema": {"type": "integer", "description": "How many to return, 1-100 (default 20).", "default": 20}})
+        if fks or filt is not None:
+            of = f" of {{{fks[0].name}}}" if fks else ""
+            adj = f"{{{filt.name}}} " if filt is not None else ""
+            out.append(dict(kind="list", name=f"{pick('list')}_{ns}", table=tab.name, params=list_params,
+                            phrase=f"list the {adj}{nouns}{of}", description=f"List {nouns}, filtered as given, ordered by id."))
+        if texts:
+            cols = texts[:2]
+            out.append(dict(kind="search", name=f"{pick('search')}_{ns}", table=tab.name, columns=cols,
+                            params=[{"name": "query", "role": "query", "required": True, "schema": {"type": "string", "description": f"Text to look for in the {' or '.join(humanize(c) for c in cols)}."}},
+                                    {"name": "limit", "role": "limit", "required": False, "schema": {"type": "integer", "description": "How many to return, 1-100 (default 20).", "default": 20}}],
+                            phrase=f"find the {nouns} whose {humanize(cols[0])} mentions {{query}}", description=f"Search {nouns} by text.", search_column=cols[0]))
+        if status is not None:
+            cancel = next((v for v in status.arg if v in CANCEL_WORDS), None)
+            if cancel:
+                out.append(dict(kind="cancel", name=f"{pick('cancel')}_{n}", table=tab.name, column=status.name, value=cancel, params=[key],
+                                phrase=f"mark {{{pk}}} as {cancel}", description=f"Mark a {noun} as {cancel} (fails if it already is)."))
+            out.append(dict(kind="update", name=f"{pick('update')}_{n}_{status.name}", table=tab.name, params=[
+                key, {"name": status.name, "role": "value", "column": status.name, "required": True, "schema": _schema_for(status, f"The new {humanize(status.name)}.")}],
+                phrase=f"change the {humanize(status.name)} of {{{pk}}} to {{{status.name}}}", description=f"Change a {noun}'s {humanize(status.name)}."))
+        elif choices:
+            c = choices[0]
+            out.append(dict(kind="update", name=f"{pick('update')}_{n}_{c.name}", table=tab.name, params=[
+                key, {"name": c.name, "role": "value", "column": c.name, "required": True, "schema": _schema_for(c, f"The new {humanize(c.name)}.")}],
+                phrase=f"set the {humanize(c.name)} of {{{pk}}} to {{{c.name}}}", description=f"Change a {noun}'s {humanize(c.name)}."))
+        if fks:
+            parent = fks[0]
+            num = nums[int(rng.integers(len(nums)))] if nums else None
+            what = f"the number and total {humanize(num.name)} of" if num else "how many"
+            out.append(dict(kind="aggregate", name=f"{pick('aggregate')}_{ns}_by_{singular(parent.arg)}", table=tab.name, column=num.name if num else None,
+                            params=[{"name": parent.name, "role": "fk", "column": parent.name, "table": parent.arg, "required": True,
+                                     "schema": _key_schema(spec, parent.arg, f"The {_noun(parent.arg)} id.")}],
+                            phrase=f"work out {what} {nouns} {{{parent.name}}} has", description=f"Count the {nouns} of one {_noun(parent.arg)}" + (f" and sum their {humanize(num.name)}." if num else ".")))
+            values = [c for c in tab.columns[1:] if c.gen in ("choice", "int", "float") and c.gen != "fk"][:3]
+            params = [{"name": parent.name, "role": "fk", "column": parent.name, "table": parent.arg, "required": True,
+                       "schema": _key_schema(spec, parent.arg, f"The {_noun(parent.arg)} it belongs to.")}]
+            params += [{"name": c.name, "role": "value", "column": c.name, "required": True, "schema": _schema_for(c, f"The {humanize(c.name)}.")} for c in values]
+            if rng.random() < 0.7:
+                filled = " and ".join(f"{humanize(c.name)} {{{c.name}}}" for c in values)
+                out.append(dict(kind="create", name=f"{pick('create')}_{n}", table=tab.name, params=params, prefix=_prefix_of(spec, tab.name),
+                                defaults={}, phrase=f"add a new {noun} for {{{parent.name}}}" + (f" with {filled}" if filled else ""),
+                                description=f"Add a {noun} to a {_noun(parent.arg)}; returns the new record."))
+            if rng.random() < 0.4:
+                out.append(dict(kind="delete", name=f"{pick('delete')}_{n}", table=tab.name, params=[key], phrase=f"remove {{{pk}}}",
+                                description=f"Delete a {noun} permanently."))
+    names = set()
+    unique = []
+    for t in out:  # synonyms may collide across tables; keep the first
+        if t["name"] not in names:
+            names.add(t["name"])
+            unique.append(t)
+    cap = int(rng.integers(9, 17))  # keep prompts readable: 9-16 tools, every table keeps its lookup
+    if len(unique) > cap:
+        must = [t for t in unique if t["kind"] == "get"]
+        rest = [t for t in unique if t["kind"] != "get"]
+        keep = {id(t) for t in must} | {id(rest[i]) for i in rng.choice(len(rest), size=max(0, cap - len(must)), replace=False)}
+        unique = [t for t in unique if id(t) in keep]
+    return unique
+
+
+def _prefix_of(spec: ThemeSpec, table: str) -> str:
+    arg = spec.table(table).columns[0].arg
+    return arg[0] if isinstance(arg, tuple) else ""
+
+
+def phrase_ok(phrase: str) -> bool:
+    """A phrase names no identifier: outside {placeholders} there is no snake_case or camelCase word."""
+    bare = re.sub(r"\{[^}]*\}", "", phrase)
+    return bool(bare.strip()) and not re.search(r"\w_\w|[a-z][A-Z]", bare)
+
+
+__all__ = ["MISSING", "WRITE_KINDS", "forge_tool", "make_fn", "next_key", "phrase_ok", "plan_tools", "plural", "noun_of"]

@@ -1,0 +1,152 @@
+"""The built-in pool: composed catalog themes for all 50 L2 categories plus themes derived from real
+Toucan MCP servers (facts only: names, labels, parameter schemas), built and validated once into a
+compact index (envs/data/pool_index.json) from which every theme is rebuilt on demand."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+from .infer import slugify
+from .sources import Source, read_toucan
+
+DATA = Path(__file__).resolve().parents[2] / "envs" / "data"
+INDEX = "pool_index.json"
+FACTS = "toucan_facts.json.gz"
+PER_L2 = 30
+
+
+def _compact_schema(s) -> dict:
+    """Keep the facts of a parameter schema (type, enum, item type); drop the prose."""
+    if not isinstance(s, dict):
+        return {}
+    out = {}
+    for k in ("type", "enum"):
+        if k in s:
+            out[k] = s[k]
+    if isinstance(s.get("items"), dict):
+        out["items"] = _compact_schema(s["items"])
+    for k in ("anyOf", "oneOf"):
+        if isinstance(s.get(k), list):
+            out[k] = [_compact_schema(x) for x in s[k]]
+    return out
+
+
+def extract_toucan_facts(path: str | Path) -> list[list]:
+    """[[server name, labels, [[tool name, {param: schema}, required], ...]], ...] for servers with tools."""
+    facts = []
+    for src in read_toucan(Path(path)):
+        if not isinstance(src, Source):
+            continue
+        tools = []
+        for t in src.tools:
+            params = t["parameters"] if isinstance(t["parameters"], dict) else {}
+            props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+            req = params.get("required") if isinstance(params.get("required"), list) else []
+            tools.append([t["name"], {str(k): _compact_schema(v) for k, v in props.items()}, [str(r) for r in req]])
+        facts.append([src.name, [label for label in src.labels if label][:3], tools])
+    return facts
+
+
+def load_facts(data_dir: Path = DATA) -> list[list]:
+    with gzip.open(data_dir / FACTS, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def source_from_fact(fact: list, code: str | None = None) -> Source:
+    name, labels, tools = fact
+    return Source(name, "toucan", tuple(labels), "", [{"name": n, "parameters": {"type": "object", "properties": p, "required": r}} for n, p, r in tools],
+                  code=code)
+
+
+def schema_fingerprint(spec) -> str:
+    shape = sorted((t.name, tuple(sorted(c.name for c in t.columns))) for t in spec.tables)
+    return hashlib.sha1(json.dumps(shape).encode()).hexdigest()[:12]
+
+
+def recipe_source(entry: list, facts: list[list] | None = None) -> Source:
+    """The Source a pool index entry was built from."""
+    tid, code, _label, source, ref = entry[:5]
+    if source == "catalog":
+        return Source(f"{code}#{ref}", "catalog", (), "", None, f"catalog:{code}:{ref}", code=code, variant=int(ref))
+    return source_from_fact((facts or load_facts())[int(ref)], code)
+
+
+def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir: Path = DATA, limit: int | None = None, progress: bool = True,
+               work_dir: str | Path | None = None) -> dict:
+    """Run the pipeline over the catalog and the Toucan facts; write the index. Resumable through
+    a JSONL journal next to the index (one line per finished theme)."""
+    from tqdm import tqdm
+
+    from ..envs import taxonomy
+    from .mapping import map_to_taxonomy
+    from .pipeline import prepare_id, run_source, write_json_atomic
+    from .sources import catalog_sources
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if toucan:
+        facts = extract_toucan_facts(toucan)
+        with gzip.open(data_dir / FACTS, "wt", encoding="utf-8", compresslevel=9) as f:
+            json.dump(facts, f, separators=(",", ":"))
+    facts = load_facts(data_dir)
+    jobs = []
+    used: set[str] = set()
+    for src in catalog_sources(per_l2):
+        tid = prepare_id(src)
+        used.add(tid)
+        jobs.append((tid, src, str(src.variant)))
+    for i, fact in enumerate(facts):
+        src = source_from_fact(fact)
+        src.code = map_to_taxonomy(src.name, src.labels, "", [t["name"] for t in src.tools])[0]
+        base = tid = slugify(src.name)
+        n = 2
+        while tid in used:
+            tid, n = f"{base}-{n}", n + 1
+        used.add(tid)
+        jobs.append((tid, src, str(i)))
+    if limit:
+        jobs = jobs[:limit]
+    from ..world import cache_dir
+
+    journal = Path(work_dir) if work_dir else cache_dir() / "pool-build" / f"{data_dir.resolve().as_posix().replace('/', '_')}.jsonl"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    done = {}
+    if journal.exists():
+        for line in journal.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+                done[rec["id"]] = rec
+            except (json.JSONDecodeError, KeyError):
+                continue  # a torn last line from an interrupted run is redone
+    with journal.open("a", encoding="utf-8") as log:
+        for tid, src, ref in tqdm(jobs, desc="pool", unit="theme", disable=not progress):
+            if tid in done:
+                continue
+            res = run_source(src, tid)
+            rec = {"id": tid, "ok": res.ok, "reason": res.reason, "code": src.code, "label": res.spec.label if res.spec else "",
+                   "source": src.kind, "ref": ref, "tools": [t["name"] for t in res.templates], "pass_rate": round(res.pass_rate, 4),
+                   "tested": len(res.reports), "tests": sum(r.tests for r in res.reports), "passed": sum(r.passed for r in res.reports),
+                   "fp": schema_fingerprint(res.spec) if res.spec else "", "skipped": [[s.tool, s.reason] for s in res.skipped],
+                   "seconds": round(res.seconds, 3)}
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            done[tid] = rec
+    records = [done[tid] for tid, _, _ in jobs if tid in done]
+    themes = [[r["id"], r["code"], r["label"], r["source"], r["ref"], r["tools"], r["pass_rate"], r["fp"]] for r in records if r["ok"]]
+    tests = sum(r["tests"] for r in records)
+    stats = {"themes": len(themes), "tools": sum(len(t[5]) for t in themes), "dropped": sum(not r["ok"] for r in records),
+             "tools_tested": sum(r["tested"] for r in records), "tests": tests,
+             "tool_test_pass_rate": round(sum(r["passed"] for r in records) / tests, 4) if tests else 0.0,
+             "l2": len({t[1] for t in themes}), "l1": len({taxonomy.L2[t[1]].parent for t in themes}),
+             "fingerprints": len({t[7] for t in themes}), "build_seconds": round(sum(r["seconds"] for r in records), 1)}
+    write_json_atomic(data_dir / INDEX, {"version": 1, "stats": stats, "columns": ["id", "l2", "l3", "source", "ref", "tools", "pass_rate", "fp"],
+                                         "themes": themes})
+    return stats
+
+
+if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL]
+    import sys
+
+    print(json.dumps(build_pool(sys.argv[1] if len(sys.argv) > 1 else None), indent=1))

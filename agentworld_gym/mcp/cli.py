@@ -1,0 +1,51 @@
+"""`agentworld serve` and `agentworld import` (listed in agentworld_gym.cli.COMMAND_MODULES)."""
+
+from __future__ import annotations
+
+import json
+
+
+def cmd_serve(args) -> int:
+    from .server import serve
+
+    serve(args.theme, transport=args.transport, host=args.host, port=args.port, db_seed=args.db_seed)
+    return 0
+
+
+def cmd_import(args) -> int:
+    if args.source == "agentworld-release":
+        from .release import register_release
+
+        report = register_release(args.path)
+    else:
+        from .tau2 import import_tau2
+
+        report = import_tau2(args.path, replay=args.replay)
+    if args.json:
+        print(json.dumps(report, indent=None, default=str))
+        return 0
+    for env_id in report["registered"]:
+        print(f"registered {env_id}")
+    for name, why in report["failed"].items():
+        print(f"not loaded {name}: {why}")
+    for line in report.get("notes", []):
+        print(line)
+    print(f"{len(report['registered'])} registered, {len(report['failed'])} not loaded")
+    return 0 if report["registered"] or not report["failed"] else 1
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("serve", help="serve a theme as an MCP server (stdio or streamable HTTP)")
+    p.add_argument("theme", help="theme id, e.g. finance")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (loopback by default)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--db-seed", type=int, default=0, help="which world to build")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("import", help="register external environments (Agent-World release, tau2-bench)")
+    p.add_argument("source", choices=("agentworld-release", "tau2"))
+    p.add_argument("path", nargs="?", help="release folder, or a tau2 domain folder (default: ../shared/data/tau2/*)")
+    p.add_argument("--replay", action="store_true", help="tau2: replay every task's gold actions and report the scores")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_import)

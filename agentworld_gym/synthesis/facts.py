@@ -1,0 +1,183 @@
+"""What synthesis needs to know about one built world, computed once and cached.
+
+Everything here is derived from the theme's spec and its built database, never from a theme's
+specifics: column values to sample arguments from, how often a value occurs (for "does this
+identify one entity?"), initial table hashes, and episode copies that record which tables a
+call chain wrote to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from functools import lru_cache
+from typing import Any
+
+from ..actions import ToolCall
+from ..theme import Theme
+from ..tools import ToolResult
+from ..world import _authorizer, open_copy
+
+_ENCODE = json.JSONEncoder(default=str).encode  # the same text as json.dumps(row, default=str)
+_WRITE_SQL = re.compile(r'^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`\[]?(\w+)', re.I)
+
+
+@lru_cache(maxsize=4096)
+def _written_table(sql: str) -> str | None:
+    m = _WRITE_SQL.match(sql)
+    return m.group(1) if m else None
+
+
+class Run:
+    """A fresh copy of a world on which one call chain executes; remembers the tables it wrote.
+
+    Copies are pooled per world: opening a copy costs a schema parse and empties SQLite's
+    statement cache, so a copy nothing wrote to is reused as is, and one that was written to is
+    restored from the template when the run closes.
+    """
+
+    def __init__(self, fx: Facts, memo: bool = False):
+        self.fx, self.theme = fx, fx.theme
+        self.conn = fx._acquire()
+        self.conn.set_trace_callback(self._trace)
+        self.written: set[str] = set()
+        self.dirty = False
+        self._memo: dict | None = {} if memo else None  # read results, valid until the first write
+        self.db = self.theme.db(self.conn)
+        self.calls: list[ToolCall] = []
+        self.results: list[ToolResult] = []
+
+    def _trace(self, sql: str) -> None:
+        table = _written_table(sql)
+        if table:
+            self.written.add(table)
+
+    def call(self, name: str, arguments: dict) -> ToolResult:
+        """Run one call (a read already made on this unchanged copy is answered from memory)."""
+        call = ToolCall(name, dict(arguments))
+        writes = self.theme.toolset[name].writes if name in self.theme.toolset else False
+        self.dirty = self.dirty or writes
+        key = (name, repr(sorted(arguments.items())))
+        result = self._memo.get(key) if self._memo is not None else None
+        if result is None:
+            result = self.theme.toolset.call(self.db, call)
+            if self._memo is not None:
+                if writes:
+                    self._memo = None
+                elif result.ok:
+                    self._memo[key] = result
+        self.calls.append(call)
+        self.results.append(result)
+        return result
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.set_trace_callback(None)
+            self.fx._release(self.conn, self.dirty or bool(self.written))
+            self.conn = None
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Facts:
+    """Cached facts about the world (theme, db_seed): read through one private, never-written copy."""
+
+    def __init__(self, theme: Theme, db_seed: int):
+        self.theme, self.db_seed = theme, db_seed
+        self.template = theme.world(db_seed).template
+        self._conn = open_copy(self.template)
+        self._values: dict[tuple[str, str], tuple] = {}
+        self._counts: dict[tuple[str, str], dict] = {}
+        self._hashes: dict[tuple[str, ...], str] = {}
+        self._row_text: dict[str, dict[tuple, str]] = {}
+        self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
+        self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
+        self._idle: list = []
+        self._lock = threading.Lock()
+
+    def run(self, memo: bool = False) -> Run:
+        """A fresh copy; `memo` answers repeated reads from memory (synthesis only, never replays)."""
+        return Run(self, memo)
+
+    def _acquire(self):
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return open_copy(self.template)
+
+    def _release(self, conn, dirty: bool) -> None:
+        if dirty:  # back to the template (the world's authorizer forbids deserialize while set)
+            conn.set_authorizer(None)
+            conn.deserialize(self.template)
+            conn.set_authorizer(_authorizer)
+        with self._lock:
+            if len(self._idle) < 4:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def values(self, table: str, column: str) -> tuple:
+        """Distinct non-null values of a column, sorted (deterministic)."""
+        key = (table, column)
+        if key not in self._values:
+            rows = self._conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL ORDER BY 1')
+            self._values[key] = tuple(r[0] for r in rows)
+        return self._values[key]
+
+    def count(self, table: str, column: str, value: Any) -> int:
+        """How many rows hold `value` in `column` (1 = the value identifies one row)."""
+        key = (table, column)
+        if key not in self._counts:
+            rows = self._conn.execute(f'SELECT "{column}", COUNT(*) FROM "{table}" GROUP BY 1')
+            self._counts[key] = dict(rows.fetchall())
+        return self._counts[key].get(value, 0)
+
+    def initial_hash(self, tables: tuple[str, ...]) -> str:
+        key = tuple(sorted(tables))
+        if key not in self._hashes:
+            self._hashes[key] = self.state_hash(self._conn, key)
+        return self._hashes[key]
+
+    def state_hash(self, conn, tables: tuple[str, ...]) -> str:
+        """Exactly `world.state_hash(conn, tables)`, but each row's JSON text is cached: after a
+        write most rows are unchanged, and encoding them again is what makes hashing slow. (SQLite
+        column affinity fixes each column's type, so equal rows always encode to the same text.)"""
+        h = hashlib.sha256()
+        for t in sorted(tables):
+            cache = self._row_text.setdefault(t, {})
+            if len(cache) > 200_000:
+                cache.clear()
+            get = cache.get
+            texts = [get(r) or cache.setdefault(r, _ENCODE(r)) for r in conn.execute(f'SELECT * FROM "{t}"').fetchall()]
+            texts.sort()
+            h.update(t.encode())
+            h.update("\n".join(texts).encode())
+        return h.hexdigest()[:32]
+
+    def key_column(self, key: str) -> tuple[str, str] | None:
+        return self.theme.entity_keys.get(key)
+
+    def column_of(self, param: str) -> tuple[str, str] | None:
+        """The (table, column) a plain parameter's values can be sampled from, if any column has its name."""
+        table = self.columns.get(param)
+        return (table, param) if table else None
+
+    def neighbours(self, table: str, column: str, value: Any) -> list:
+        """Near-duplicates of `value`: its neighbours in the sorted column (AC-1038 -> AC-1039, AC-1037)."""
+        values = self.values(table, column)
+        try:
+            i = values.index(value)
+        except ValueError:
+            return []
+        return [values[j] for j in (i + 1, i - 1) if 0 <= j < len(values) and values[j] != value]
+
+
+@lru_cache(maxsize=256)
+def facts(theme: Theme, db_seed: int = 0) -> Facts:
+    return Facts(theme, db_seed)

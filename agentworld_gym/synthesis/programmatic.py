@@ -1,0 +1,426 @@
+"""Programmatic task synthesis: the gold solution is a small Python program over tool calls.
+
+A plan is read from Tool metadata alone: a *list* tool (a read tool that takes an entity key and
+returns records), optionally reached through a *prefix* step that produces that key, optionally
+followed by a *lookup* per listed entity (a loop of calls), then an aggregation over the records
+(count / sum / argmax / argmin / top-k, with filter conditions = branches) or a conditional write
+("<write> each of those <entities> whose <field> is over X"). The plan becomes Python source
+(stored as `Task.program`); executing that source on a fresh copy of the world gives the answer
+and the call trace (`Task.solution`, what OraclePolicy replays), and, for writes, the final state.
+"""
+
+from __future__ import annotations
+
+import typing
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..actions import ToolCall
+from ..errors import TaskError
+from ..tasks import Task
+from ..theme import Theme, humanize, noun_of
+from ..tools import Tool
+from . import wording as W
+from .facts import Facts, Run, facts
+from .graph import (
+    MAX_CALLS,
+    Level,
+    add_distractors,
+    capped,
+    find_key,
+    knobs,
+    level,
+    quality,
+    sample_key,
+    sample_plain,
+    state_check,
+    task_id,
+)
+
+MAX_ITEMS = 20  # listed entities an aggregation may range over
+MAX_RECORDS = 8  # entities a loop of calls (lookups, writes) may range over: the gold then fits in MAX_CALLS
+AGGREGATES = ("count", "sum", "argmax", "argmin", "top")
+
+
+def output_kind(t: Tool) -> type | None:
+    """list or dict from the tool function's return annotation; None when it does not say."""
+    hint = getattr(t.fn, "__annotations__", {}).get("return")
+    if isinstance(hint, str):  # postponed annotations: "list", "list[dict]", "dict"
+        hint = hint.split("[")[0].strip()
+        return {"list": list, "dict": dict}.get(hint)
+    origin = typing.get_origin(hint) or hint
+    return origin if origin in (list, dict) else None
+
+
+@lru_cache(maxsize=4096)
+def _roles(theme: Theme) -> dict:
+    """Which tools can play which part of a plan, from their metadata (cached per theme)."""
+    reads = [t for t in theme.toolset if not t.writes]
+    writes = [t for t in theme.toolset if t.writes]
+
+    def required_keys(t: Tool) -> list[str]:
+        req = t.parameters.get("required", ())
+        return [p for p in t.consumes if p in req and theme.key_of(p)]
+
+    lists = [t for t in reads if required_keys(t) and t.produces and output_kind(t) in (list, None)]
+    lookups: dict[str, list[Tool]] = {}
+    writers: dict[str, list[Tool]] = {}
+    for group, out in ((reads, lookups), (writes, writers)):
+        for t in group:
+            keys = required_keys(t)
+            if len(keys) == 1 and output_kind(t) in (dict, None):
+                out.setdefault(theme.key_of(keys[0]), []).append(t)
+    prefixes: dict[str, list[Tool]] = {}  # key -> read tools that produce it without taking it
+    for t in reads:
+        if output_kind(t) in (dict, None):
+            for key in {theme.key_of(k) for k in t.produces} - {theme.key_of(p) for p in t.consumes} - {None}:
+                prefixes.setdefault(key, []).append(t)
+    return {"lists": lists, "lookups": lookups, "writers": writers, "prefixes": prefixes, "required_keys": required_keys}
+
+
+def _pick(items: list, rng) -> Any:
+    return items[int(rng.integers(len(items)))] if items else None
+
+
+def _fill_plain(theme: Theme, fx: Facts, t: Tool, skip: set, rng) -> dict | None:
+    """Required non-key arguments of `t` (examples / enum / a same-named column)."""
+    args = {}
+    for p in t.parameters.get("required", ()):
+        if p in skip:
+            continue
+        sampled = sample_plain(theme, fx, t, p, t.parameters["properties"].get(p, {}), rng)
+        if sampled is None:
+            return None
+        args[p] = sampled[0]
+    return args
+
+
+class _Plan:
+    def __init__(self):
+        self.lines: list[str] = []  # program body
+        self.steps: list[str] = []  # instruction clauses
+        self.given: list[tuple] = []
+        self.conditions: list[tuple] = []  # (field, op, value)
+        self.branches = 0
+
+
+def _condition_candidates(records: list[dict], skip: set) -> list[tuple]:
+    """Filter conditions that keep some but not all records: (field, '==' | '>' | '<', value)."""
+    out = []
+    for f in sorted(records[0]):
+        if f in skip or f.lower().endswith("id"):
+            continue
+        vals = [r.get(f) for r in records]
+        if any(v is None or isinstance(v, bool) for v in vals):
+            continue
+        if all(isinstance(v, str) for v in vals):
+            distinct = sorted(set(vals))
+            if 2 <= len(distinct) < len(vals) and max(map(len, distinct)) <= 40:
+                out += [(f, "==", v) for v in distinct]
+        elif all(isinstance(v, (int, float)) for v in vals):
+            distinct = sorted(set(vals))
+            for a, b in zip(distinct, distinct[1:], strict=False):
+                if all(isinstance(v, int) for v in vals):  # whole numbers read better as "at least 3"
+                    out += [(f, ">=", b), (f, "<=", a)]
+                    continue
+                mid = round((a + b) / 2, 2)
+                if a < mid < b:
+                    out += [(f, ">", mid), (f, "<", mid)]
+    return out
+
+
+def _holds(r: dict, cond: tuple) -> bool:
+    f, op, v = cond
+    return {"==": r[f] == v, ">": r[f] > v, "<": r[f] < v, ">=": r[f] >= v, "<=": r[f] <= v}[op]
+
+
+def _cond_source(cond: tuple) -> str:
+    f, op, v = cond
+    return f"r[{f!r}] {op} {v!r}"
+
+
+def _cond_text(conds: list[tuple]) -> str:
+    """'category dining and amount over 120.5' ('' without conditions)."""
+    words = {"==": "", ">": " over", "<": " under", ">=": " of at least", "<=": " of at most"}
+    return " and ".join(f"{humanize(f)}{words[op]} {W.show(v)}" for f, op, v in conds)
+
+
+def _numeric_fields(records: list[dict], skip: set) -> list[str]:
+    return [f for f in sorted(records[0]) if f not in skip and not f.lower().endswith("id")
+            and all(isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), bool) for r in records)]
+
+
+def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True) -> Task:
+    """One verified programmatic task, deterministic in `seed`; TaskError after `attempts` plans."""
+    lv = level(difficulty)
+    rng = np.random.default_rng([seed, difficulty, db_seed, 104729])
+    fx = facts(theme, db_seed)
+    roles = _roles(theme)
+    if not roles["lists"]:
+        raise TaskError(f"Expected theme {theme.id!r} to have a read tool that takes an entity key and lists entities, "
+                        "got none; programmatic tasks need one. Use kind='graph'.")
+    problems: list[str] = []
+    for _ in range(attempts):
+        run = fx.run(memo=True)
+        try:
+            task = _attempt(theme, fx, roles, run, lv, difficulty, seed, db_seed, rng)
+            if task is None:
+                continue
+            if check:
+                problems = quality(theme, task, run)
+                if problems:
+                    continue
+            return task
+        finally:
+            run.close()
+    raise TaskError(f"Expected theme {theme.id!r} to yield a valid programmatic task at difficulty {difficulty}, got none in "
+                    f"{attempts} plans (seed {seed}{'; last problems: ' + ', '.join(problems) if problems else ''}). "
+                    "Try a lower difficulty, kind='graph', or pass fallback=True to synthesize_task.")
+
+
+def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng) -> Task | None:
+    plan = _Plan()
+    lt: Tool = _pick(roles["lists"], rng)
+    kparam = roles["required_keys"](lt)[0]
+    key = theme.key_of(kparam)
+    # 1. the entity whose list is aggregated: given directly, or reached through a prefix step
+    prefixes = [t for t in roles["prefixes"].get(key, ()) if t is not lt]
+    if lv.prefix and prefixes:
+        pt = _pick(prefixes, rng)
+        pargs = {}
+        for p in pt.parameters.get("required", ()):
+            pk = theme.key_of(p) if p in pt.consumes else None
+            value = sample_key(fx, pk, rng) if pk else None
+            if pk and value is not None:
+                pargs[p] = value
+                plan.given.append((noun_of(pk), *fx.key_column(pk), value))
+            elif pk:
+                return None
+        plain = _fill_plain(theme, fx, pt, set(pargs), rng)
+        if plain is None:
+            return None
+        pargs.update(plain)
+        res = run.call(pt.name, pargs)
+        found = find_key(res.data, key) if res.ok and isinstance(res.data, dict) else None
+        if found is None or (pargs.get(kparam) == found[1]):
+            return None
+        plan.lines.append(f"    ref = call({pt.name!r}, **{pargs!r})[{found[0]!r}]")
+        plan.steps.append(W.clause(theme, pt, {p: W.argument_text(theme, pt, p, v) for p, v in pargs.items()}))
+        kvalue, ksource, ktext = found[1], "ref", W.reference_text(theme, kparam, 0, False, lv.obscure, 1)
+    else:
+        kvalue = sample_key(fx, key, rng)
+        if kvalue is None:
+            return None
+        ksource, ktext = repr(kvalue), W.argument_text(theme, lt, kparam, kvalue)
+        plan.given.append((noun_of(key), *fx.key_column(key), kvalue))
+    # 2. the list
+    largs = _fill_plain(theme, fx, lt, {kparam}, rng)
+    if largs is None:
+        return None
+    res = run.call(lt.name, {kparam: kvalue, **largs})
+    items = res.data
+    if not (res.ok and isinstance(items, list) and 2 <= len(items) <= MAX_ITEMS and all(isinstance(x, dict) for x in items)):
+        return None
+    if capped(lt, {kparam: kvalue, **largs}, items):
+        return None
+    ekey = next((theme.key_of(k) for k in lt.produces if theme.key_of(k) and find_key(items[0], theme.key_of(k))
+                 and theme.key_of(k) != key), None)
+    if ekey is None:
+        return None
+    idf = find_key(items[0], ekey)[0]
+    ids = [x.get(idf) for x in items]
+    if len(set(ids)) != len(ids):
+        return None
+    noun = noun_of(ekey)
+    nouns = W.plural(noun)
+    arg_src = ", ".join([f"{kparam}={ksource}", *(f"{p}={v!r}" for p, v in largs.items())])
+    plan.lines.append(f"    items = call({lt.name!r}, {arg_src})")
+    plan.steps.append(W.clause(theme, lt, {kparam: ktext, **{p: W.argument_text(theme, lt, p, v) for p, v in largs.items()}}))
+    # 3. optionally one lookup call per listed entity (a loop)
+    records = items
+    lookups = [g for g in roles["lookups"].get(ekey, []) if g is not lt]
+    if lv.lookups and lookups:
+        if len(items) > MAX_RECORDS:
+            return None
+        g = _pick(lookups, rng)
+        gparam = roles["required_keys"](g)[0]
+        gargs = _fill_plain(theme, fx, g, {gparam}, rng)
+        if gargs is None:
+            return None
+        records = []
+        for i in ids:
+            r = run.call(g.name, {gparam: i, **gargs})
+            if not (r.ok and isinstance(r.data, dict)):
+                return None
+            records.append(r.data)
+        extra = "".join(f", {p}={v!r}" for p, v in gargs.items())
+        plan.lines.append(f"    records = [call({g.name!r}, {gparam}=item[{idf!r}]{extra}) for item in items]")
+        plan.steps.append(W.clause(theme, g, {gparam: f"each of those {nouns}", **{p: W.argument_text(theme, g, p, v) for p, v in gargs.items()}}) + " one by one")
+    else:
+        plan.lines.append("    records = items")
+    if any(idf not in r or r[idf] != i for r, i in zip(records, ids, strict=True)):
+        return None
+    # 4. what to do with them: a conditional write or an aggregation
+    writers = [w for w in roles["writers"].get(ekey, [])]
+    op = "write" if writers and rng.random() < lv.writes else _pick(list(AGGREGATES), rng)
+    n_conds = max(lv.conditions, 1) if op in ("write", "count") and lv.conditions == 0 and rng.random() < 0.5 else lv.conditions
+    writable = None
+    if op == "write":
+        n_conds = max(n_conds, 1)
+        if len(records) > 2 * MAX_RECORDS:
+            return None
+        w = _pick(writers, rng)
+        wparam = roles["required_keys"](w)[0]
+        wargs = _fill_plain(theme, fx, w, {wparam}, rng)
+        writable = _writable(theme, run, w, wparam, wargs or {}, ids) if wargs is not None else set()
+        if not writable:
+            return None
+    numeric = _numeric_fields(records, {idf})
+    target = _pick(numeric, rng) if op in ("sum", "argmax", "argmin", "top") else None
+    if op in ("sum", "argmax", "argmin", "top") and target is None:
+        return None
+    matched = records
+    if n_conds:
+        cands = _condition_candidates(records, {idf, target})
+        fields = sorted({c[0] for c in cands})
+        n_conds = min(n_conds, len(fields))  # "up to" the level's conditions: fewer when the records lack fields
+        if not n_conds:
+            return None
+        for _ in range(8):  # a few draws of n_conds conditions on distinct fields that keep some, not all
+            chosen = [_pick([c for c in cands if c[0] == f], rng) for f in rng.choice(fields, n_conds, replace=False)]
+            matched = [r for r in records if all(_holds(r, c) for c in chosen)]
+            if 0 < len(matched) < len(records) and (writable is None or any(r[idf] in writable for r in matched)):
+                plan.conditions = chosen
+                break
+        else:
+            return None
+    cond_src = " and ".join(_cond_source(c) for c in plan.conditions) or "True"
+    plan.lines.append(f"    matched = [r for r in records if {cond_src}]")
+    plan.branches = len(plan.conditions)
+    cond = _cond_text(plan.conditions)
+    cond_text = f" with {cond}" if cond else ""
+    answer_type = "number"
+    idtext = humanize(idf)
+    if op == "count":
+        plan.lines.append("    return len(matched)")
+        question = f"How many of those {nouns} have {cond}?" if cond else f"How many {nouns} are there?"
+    elif op == "sum":
+        plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
+        question = f"What is the total {humanize(target)} of those {nouns}{cond_text}?"
+    elif op in ("argmax", "argmin"):
+        vals = sorted((r[target] for r in matched), reverse=op == "argmax")
+        if len(vals) > 1 and vals[0] == vals[1]:
+            return None  # a tie would make the answer ambiguous
+        fn = "max" if op == "argmax" else "min"
+        plan.lines.append(f"    return {fn}(matched, key=lambda r: r[{target!r}])[{idf!r}]")
+        which = "highest" if op == "argmax" else "lowest"
+        question = f"Among those {nouns}{cond_text}, which has the {which} {humanize(target)}? Answer with its {idtext}."
+        answer_type = "text"
+    elif op == "top":
+        k = min(len(matched) - 1, int(rng.integers(2, 4)))
+        vals = sorted((r[target] for r in matched), reverse=True)
+        if k < 2 or vals[k - 1] == vals[k]:
+            return None
+        plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
+        question = f"Which {k} of those {nouns}{cond_text} have the highest {humanize(target)}? Answer with their {W.plural(idtext)}."
+        answer_type = "set"
+    else:
+        extra = "".join(f", {p}={v!r}" for p, v in wargs.items())
+        plan.lines += ["    changed = 0", "    for r in matched:",
+                       f"        if call({w.name!r}, {wparam}=r[{idf!r}]{extra}) is not None:",
+                       "            changed += 1", "    return changed"]
+        plan.branches += 1
+        parts = {wparam: f"each of those {nouns}{cond_text}", **{p: W.argument_text(theme, w, p, v) for p, v in wargs.items()}}
+        plan.steps.append(W.clause(theme, w, parts))
+        question = f"Skip any {noun} that cannot be changed, and tell me how many you changed."
+    program = "def solve(call):\n" + "\n".join(plan.lines) + "\n"
+    answer, trace, ok = execute(theme, program, run)
+    if not ok or answer in (None, [], 0) and op == "write":
+        return None
+    if isinstance(answer, list):
+        answer = [W.show(a) if not isinstance(a, str) else a for a in answer]
+    tables, final = (), None
+    if op == "write":
+        changed = state_check(fx, run)
+        if changed is None:
+            return None
+        tables, final = changed
+    body = W.join_steps(plan.steps, lv.obscure)
+    distractors = add_distractors(theme, fx, plan.given, lv.distractors, rng)
+    instruction = "\n".join([body, *distractors, question])
+    solution = tuple({"name": c["name"], "arguments": c["arguments"]} for c in trace)
+    if len(solution) > MAX_CALLS:
+        return None
+    features = {
+        "calls": len(solution),
+        "distinct_tools": len({c["name"] for c in solution}),
+        "writes": sum(1 for c in solution if theme.toolset[c["name"]].writes),
+        "weak_share": 0.0,
+        "chained_args": len(solution) - 1,
+        "aggregation": 1,
+        "operation": op,
+        "branching": plan.branches,
+        "loop": len(records),
+        "distractors": len(distractors),
+        "obscured": lv.obscure,
+        "knobs": knobs(lv),
+    }
+    return Task(
+        id=task_id(theme, "programmatic", difficulty, seed, db_seed, program), theme=theme.id, kind="programmatic",
+        instruction=instruction, difficulty=difficulty, solution=solution, answer=answer, answer_type=answer_type,
+        state_tables=tables, state_hash=final, db_seed=db_seed, program=program, features=features,
+    )
+
+
+def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list) -> set:
+    """The ids on which write `w` would succeed now: each tried inside a savepoint, then rolled back
+    (so conditions can be chosen that select at least one entity the write accepts)."""
+    ok = set()
+    for i in ids:
+        run.conn.execute("SAVEPOINT probe")  # inside it the tool opens no savepoint of its own
+        try:
+            if theme.toolset.call(run.db, ToolCall(w.name, {param: i, **args})).ok:
+                ok.add(i)
+        finally:
+            run.conn.execute("ROLLBACK TO probe")
+            run.conn.execute("RELEASE probe")
+    run.dirty = True
+    return ok
+
+
+def execute(theme: Theme, program: str, run: Run) -> tuple[Any, list[dict], bool]:
+    """Run a gold program on `run`'s world: (answer, trace of the calls that succeeded, ok).
+
+    The program is source this module generated (never agent or user text); it sees only `call`.
+    A read that fails aborts it (ok False); a write that fails returns None to the program, which
+    skips it, so the trace holds exactly the calls that took effect.
+    """
+    trace: list[dict] = []
+
+    def call(name: str, **arguments):
+        result = run.call(name, arguments)
+        if not result.ok:
+            if theme.toolset[name].writes:
+                return None
+            raise _ReadFailed(name)
+        trace.append({"name": name, "arguments": arguments})
+        return result.data
+
+    namespace: dict[str, Any] = {"__builtins__": {"len": len, "round": round, "sum": sum, "max": max, "min": min, "sorted": sorted}}
+    try:
+        exec(_compiled(program), namespace)  # noqa: S102 - our own generated source
+        answer = namespace["solve"](call)
+    except (_ReadFailed, KeyError, TypeError, ValueError, IndexError):
+        return None, trace, False
+    return answer, trace, True
+
+
+@lru_cache(maxsize=256)
+def _compiled(program: str):
+    return compile(program, "<gold program>", "exec")  # cached: the quality check re-runs each program
+
+
+class _ReadFailed(Exception):
+    pass

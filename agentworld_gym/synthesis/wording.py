@@ -1,0 +1,94 @@
+"""Instruction wording shared by every synthesis kind.
+
+Only tool metadata is used (a tool's `phrase`, else its description) plus humanized field names,
+so the text never names a tool, table or column identifier: `credit_limit` becomes "credit limit"
+and `account_id` becomes "account".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..theme import Theme, noun_of
+from ..tools import Tool
+
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def plural(noun: str) -> str:
+    if noun.endswith(("ss", "us", "x", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("s"):  # series, news, analytics
+        return noun
+    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def entity_noun(theme: Theme, param: str) -> str:
+    """The noun for an entity-key parameter: 'from_account_id' -> 'account'."""
+    return noun_of(theme.key_of(param) or param)
+
+
+def show(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "?", "!")) else ".")
+
+
+def clause(theme: Theme, t: Tool, parts: dict[str, str]) -> str:
+    """The tool's action as a clause, with `parts` (already-worded arguments) filled in.
+
+    Uses the tool's `phrase`; a tool without one is worded from its description, so generated
+    tools never leak their name.
+    """
+    if t.phrase:
+        text = _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), ""), t.phrase)
+    else:
+        what = t.description.split(". ")[0].rstrip(".") or "carry out the request"
+        what = what[:1].lower() + what[1:]
+        extra = [v for v in parts.values() if v]
+        text = what + (f" (for {', '.join(extra)})" if extra else "")
+    text = re.sub(r"\s+([,.;:])", r"\1", " ".join(text.split()))
+    return re.sub(r"\b(\w+) \1\b", r"\1", text)  # "the the", "of of" from empty optional slots
+
+
+def argument_text(theme: Theme, t: Tool, param: str, value: Any) -> str:
+    """A directly given argument: entity keys read as '<noun> <value>', other values as themselves."""
+    key = theme.key_of(param) if param in t.consumes else None
+    return f"{noun_of(key)} {show(value)}" if key else show(value)
+
+
+def reference_text(theme: Theme, param: str, step: int, from_list: bool, obscure: bool, current: int) -> str:
+    """An argument taken from an earlier step's output."""
+    noun = entity_noun(theme, param)
+    if obscure:
+        where = "it" if step == current - 1 else f"the {ORDINALS[min(step, 7)]} step"
+        return f"the first {noun} {where} lists" if from_list else (
+            f"that {noun}" if step == current - 1 else f"the {noun} from {where}")
+    if from_list:
+        return f"the first {noun} listed in step {step + 1}"
+    return f"the {noun} from step {step + 1}"
+
+
+def join_steps(steps: list[str], obscure: bool) -> str:
+    """Numbered steps, or (obscured) one paragraph that hides the step structure."""
+    if len(steps) == 1:
+        return sentence(steps[0])
+    if not obscure:
+        return "\n".join(f"{i}. {sentence(s)}" for i, s in enumerate(steps, 1))
+    body = ", then ".join(steps[:-1])
+    return sentence(f"I need you to {body}, and after that {steps[-1]}")
+
+
+def distractor_text(noun: str, real: str, decoy: str) -> str:
+    return f"Careful: {noun} {decoy} is a different {noun} from {noun} {real}; leave it out of this."

@@ -1,0 +1,237 @@
+"""What SFT and GRPO share: task sources, model setup (full or LoRA), checkpoints, RNG state, metrics."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError, TaskError
+from ..tasks import Task
+
+CKPT_PREFIX = "ckpt-"
+STATE_FILE = "trainer_state.pt"
+
+
+# --------------------------------------------------------------------------------------------
+# Task sources: anything with sample_tasks(n, rng) -> list[Task]
+
+
+def training_themes(themes: Sequence[str] | None = None) -> list[str]:
+    """The given themes, or every registered flagship; held-out suite themes are always removed."""
+    from .. import envs
+    from ..bench import heldout_themes
+
+    held = heldout_themes()
+    chosen = list(themes) if themes else [t for t in envs.theme_ids(source="flagship")]
+    leaked = [t for t in chosen if t in held] if themes else []
+    if leaked:
+        raise ConfigError(f"Expected training themes outside the held-out suite, got {leaked}. Pick other themes.")
+    chosen = [t for t in chosen if t not in held]
+    if not chosen:
+        raise ConfigError("Expected at least one training theme, got none (all are held out?).")
+    return chosen
+
+
+class SynthesizedTasks:
+    """Tasks synthesized on demand: a uniform theme, then a uniform difficulty, then a task seed."""
+
+    def __init__(self, themes: Sequence[str] | None = None, difficulties: Sequence[int] = (1, 2), kind: str = "graph"):
+        self.themes = training_themes(themes)
+        self.difficulties = tuple(difficulties)
+        self.kind = kind
+
+    def sample_tasks(self, n: int, rng: np.random.Generator) -> list[Task]:
+        from ..envs import get_theme
+        from ..synthesis import synthesize_task
+
+        out: list[Task] = []
+        tries = 0
+        while len(out) < n:
+            tries += 1
+            if tries > 20 * n + 20:
+                raise TaskError(f"Expected to synthesize {n} tasks from {self.themes}, got only {len(out)}.")
+            theme = self.themes[int(rng.integers(len(self.themes)))]
+            level = self.difficulties[int(rng.integers(len(self.difficulties)))]
+            try:
+                out.append(synthesize_task(get_theme(theme), level, int(rng.integers(2**31)), self.kind))
+            except TaskError:
+                continue
+        return out
+
+
+class TaskList:
+    """Sampling (with replacement) from a fixed list of tasks."""
+
+    def __init__(self, tasks: Sequence[Task]):
+        if not tasks:
+            raise ConfigError("Expected a non-empty task list, got none.")
+        self.tasks = list(tasks)
+
+    def sample_tasks(self, n: int, rng: np.random.Generator) -> list[Task]:
+        return [self.tasks[int(i)] for i in rng.integers(len(self.tasks), size=n)]
+
+
+def task_source(tasks=None, sampler=None, themes=None, difficulties=(1, 2)):
+    if sampler is not None:
+        if not hasattr(sampler, "sample_tasks"):
+            raise ConfigError(f"Expected a sampler with sample_tasks(n, rng), got {type(sampler).__name__}.")
+        return sampler
+    if tasks is not None:
+        return TaskList(tasks)
+    return SynthesizedTasks(themes, difficulties)
+
+
+# --------------------------------------------------------------------------------------------
+# Model setup
+
+
+def device_of(name: str | None) -> str:
+    import torch
+
+    return name or ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def add_lora(model, r: int = 16, alpha: int = 32, dropout: float = 0.0):
+    from ..errors import require
+
+    peft = require("peft", "llm")
+    config = peft.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, task_type="CAUSAL_LM",
+                             target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    return peft.get_peft_model(model, config)
+
+
+def is_lora(model) -> bool:
+    return hasattr(model, "peft_config")
+
+
+def save_model(model, tokenizer, path: Path, merge: bool = False) -> Path:
+    """Save as a from_pretrained-able dir; a LoRA model saves its adapter, or merged weights with `merge`."""
+    tmp = path.with_name(path.name + ".part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    if merge and is_lora(model):
+        import copy
+
+        model = copy.deepcopy(model).merge_and_unload()
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    shutil.rmtree(path, ignore_errors=True)
+    tmp.rename(path)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# Checkpoints and exact resume
+
+
+def rng_state() -> dict:
+    import torch
+
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    import torch
+
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def latest_checkpoint(out_dir: str | Path) -> Path | None:
+    found = sorted(p for p in Path(out_dir).glob(CKPT_PREFIX + "*") if (p / STATE_FILE).exists())
+    return found[-1] if found else None
+
+
+def save_checkpoint(out_dir: Path, step: int, model, tokenizer, optimizer, extra: dict[str, Any], keep: int = 1) -> Path:
+    """model (or LoRA adapter) + optimizer + RNG + step (+ extra) under out_dir/ckpt-<step>; older ones pruned."""
+    import torch
+
+    path = save_model(model, tokenizer, out_dir / f"{CKPT_PREFIX}{step:06d}")
+    torch.save({"step": step, "optimizer": optimizer.state_dict(), "rng": rng_state(), **extra}, path / STATE_FILE)
+    for old in sorted(out_dir.glob(CKPT_PREFIX + "*"))[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def load_state(path: Path) -> dict:
+    import torch
+
+    return torch.load(path / STATE_FILE, weights_only=False)
+
+
+def load_start_model(start: str, resume_from: Path | None, lora: bool, lora_r: int, device: str):
+    """The model to train: from a checkpoint when resuming, else `start` (+ a fresh LoRA adapter)."""
+    from ..policies.llm import load_model
+
+    if resume_from is not None and lora:
+        from ..errors import require
+
+        peft = require("peft", "llm")
+        base, tok = load_model(start, device)
+        return peft.PeftModel.from_pretrained(base, str(resume_from), is_trainable=True).to(device), tok
+    model, tok = load_model(str(resume_from) if resume_from is not None else start, device)
+    if lora and resume_from is None:
+        model = add_lora(model, lora_r, 2 * lora_r)
+    return model, tok
+
+
+class MetricsLog:
+    """Append-only JSONL metrics; on resume, rows after the checkpoint step are dropped."""
+
+    def __init__(self, path: Path, resume_step: int):
+        self.path = path
+        rows = self.read(path) if path.exists() else []
+        kept = [r for r in rows if r.get("step", 0) <= resume_step]
+        path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+
+    @staticmethod
+    def read(path: Path) -> list[dict]:
+        return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+    def write(self, row: dict) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+def plot_metrics(jsonl: Path, png: Path, keys: Sequence[str]) -> Path | None:
+    """One small panel per metric against step."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    rows = MetricsLog.read(jsonl)
+    keys = [k for k in keys if any(k in r for r in rows)]
+    if not rows or not keys:
+        return None
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 2.8), squeeze=False)
+    for ax, k in zip(axes[0], keys):
+        pts = [(r["step"], r[k]) for r in rows if k in r]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3)
+        ax.set_title(k)
+        ax.set_xlabel("step")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+    return png

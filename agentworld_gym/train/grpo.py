@@ -1,0 +1,292 @@
+"""Multi-environment GRPO.
+
+Each step samples `tasks_per_step` tasks across themes, plays `group_size` rollouts of each (every
+rollout in its own env instance, all generated in batches), normalises the binary terminal rewards
+within each task's group, and takes one token-level clipped policy-gradient step (separate low/high
+clip, optional KL to a frozen reference, tool-observation tokens masked out, gradient clipping).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..tasks import Task
+from . import common
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class GRPOConfig:
+    """Multi-environment GRPO (defaults follow the paper: G=8, 32 tasks/step, clip 0.2/0.28, temperature 1)."""
+
+    model: str = "smollm2-135m"
+    """start: alias, local HF dir or a checkpoint dir (e.g. train_sft's output); also the KL reference"""
+    out_dir: str = "runs/grpo"
+    tasks: list[Task] | None = None
+    """a fixed pool to sample tasks from"""
+    sampler: Any = None
+    """or any object with sample_tasks(n, rng) -> list[Task] (state_dict/load_state_dict are checkpointed)"""
+    themes: list[str] | None = None
+    """when neither tasks nor sampler: synthesize from these themes (None: flagships minus held-out)"""
+    difficulties: tuple[int, ...] = (1, 2)
+    steps: int = 10
+    group_size: int = 8
+    tasks_per_step: int = 32
+    clip_low: float = 0.2
+    clip_high: float = 0.28
+    kl_coef: float = 0.01
+    """weight of the k3 KL estimate to the frozen start model; 0 turns the reference off"""
+    temperature: float = 1.0
+    lr: float = 1e-5
+    max_grad_norm: float = 1.0
+    lora: bool = False
+    lora_r: int = 16
+    updates_per_step: int = 1
+    """optimizer steps per rollout batch (minibatches); >1 makes the clip active"""
+    micro_batch: int = 8
+    """trajectories per forward/backward (gradient accumulation)"""
+    rollout_batch: int = 64
+    """episodes per batched generate call"""
+    max_turns: int = 4
+    max_new_tokens: int = 64
+    max_context: int = 1024
+    save_every: int = 5
+    resume: bool = True
+    seed: int = 0
+    device: str | None = None
+    progress: bool = True
+
+
+# --------------------------------------------------------------------------------------------
+# The math (tested against hand-computed values)
+
+
+def group_advantages(rewards, eps: float = 1e-6):
+    """(r - group mean) / (group std + eps) over the last axis; std is the population std, so a
+    group whose rewards are all equal gets exactly zero advantage."""
+    import torch
+
+    r = torch.as_tensor(rewards, dtype=torch.float32)
+    mean = r.mean(dim=-1, keepdim=True)
+    std = r.std(dim=-1, keepdim=True, unbiased=False)
+    return (r - mean) / (std + eps)
+
+
+def grpo_loss(logp, old_logp, advantages, mask, clip_low: float = 0.2, clip_high: float = 0.28,
+              ref_logp=None, kl_coef: float = 0.0):
+    """Token-level clipped surrogate (DAPO-style clip-higher) + optional k3 KL to a reference.
+
+    logp, old_logp, ref_logp, mask: [B, T] (mask 1 on the policy's own tokens); advantages: [B].
+    The loss is averaged over all unmasked tokens of the batch. Returns (loss, stats).
+    """
+    import torch
+
+    mask = mask.to(logp.dtype)
+    ratio = torch.exp(logp - old_logp)
+    adv = advantages.to(logp.dtype).unsqueeze(-1)
+    unclipped = ratio * adv
+    clipped = torch.clamp(ratio, 1 - clip_low, 1 + clip_high) * adv
+    per_token = -torch.minimum(unclipped, clipped)
+    kl = torch.zeros_like(logp)
+    if ref_logp is not None and kl_coef:
+        d = ref_logp - logp
+        kl = torch.exp(d) - d - 1  # k3 estimator of KL(pi || ref), >= 0
+        per_token = per_token + kl_coef * kl
+    n = mask.sum().clamp(min=1)
+    loss = (per_token * mask).sum() / n
+    with torch.no_grad():
+        is_clipped = ((ratio < 1 - clip_low) & (adv < 0)) | ((ratio > 1 + clip_high) & (adv > 0))
+        stats = {"kl": float((kl * mask).sum() / n), "clip_fraction": float((is_clipped.to(mask.dtype) * mask).sum() / n)}
+    return loss, stats
+
+
+def token_logprobs(model, ids, attn, with_entropy: bool = False):
+    """log p(token_t | tokens_<t) for t >= 1: [B, T-1] (and the entropy of each next-token distribution)."""
+    import torch
+
+    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1].float()
+    logps = torch.log_softmax(logits, dim=-1)
+    out = logps.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    if not with_entropy:
+        return out, None
+    entropy = -(logps.exp() * logps).sum(-1)
+    return out, entropy
+
+
+def pad_batch(trajs: list[dict], pad_id: int, device):
+    """Right-pad ids; the loss mask is shifted to align with next-token log-probs."""
+    import torch
+
+    width = max(len(t["ids"]) for t in trajs)
+    ids = torch.full((len(trajs), width), pad_id, dtype=torch.long)
+    attn = torch.zeros((len(trajs), width), dtype=torch.long)
+    mask = torch.zeros((len(trajs), width), dtype=torch.float32)
+    for i, t in enumerate(trajs):
+        n = len(t["ids"])
+        ids[i, :n] = torch.tensor(t["ids"])
+        attn[i, :n] = 1
+        mask[i, :n] = torch.tensor(t["mask"], dtype=torch.float32)
+    return ids.to(device), attn.to(device), mask[:, 1:].to(device)
+
+
+# --------------------------------------------------------------------------------------------
+# Rollouts
+
+
+def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig) -> list[dict]:
+    """`group_size` episodes per task, each in its own env instance; returns trajectories in task order."""
+    from ..env import AgentWorldEnv
+    from ..policies.llm import HFPolicy, run_episodes_batched
+
+    policy = HFPolicy(model, tok, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, max_context=cfg.max_context)
+    model.eval()
+    jobs = [(gi, task) for gi, task in enumerate(tasks) for _ in range(cfg.group_size)]
+    out: list[dict] = []
+    for lo in range(0, len(jobs), cfg.rollout_batch):
+        chunk = jobs[lo:lo + cfg.rollout_batch]
+        envs = [AgentWorldEnv(task.theme, tasks=[task], max_turns=cfg.max_turns) for _, task in chunk]
+        results = run_episodes_batched(envs, policy, seeds=[0] * len(envs), options=[{"task": task} for _, task in chunk])
+        for (gi, task), r in zip(chunk, results):
+            r["group"] = gi
+            r.pop("info", None)
+        out += results
+        for e in envs:
+            e.close()
+    model.train()
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The loop
+
+
+def _step_update(model, ref_model, trajs: list[dict], cfg: GRPOConfig, pad_id: int, opt, params) -> dict:
+    """One rollout batch -> `updates_per_step` optimizer steps; returns averaged stats."""
+    import torch
+
+    device = next(model.parameters()).device
+    trajs = [t for t in trajs if sum(t["mask"]) > 0]
+    sums: dict[str, float] = defaultdict(float)
+    if not trajs:
+        return {}
+    # old log-probs: equal to the current ones for the first update (one update is exactly on-policy)
+    old: list = []  # per trajectory: [len(ids) - 1] log-probs under the rollout policy
+    if cfg.updates_per_step > 1:
+        with torch.no_grad():
+            for lo in range(0, len(trajs), cfg.micro_batch):
+                chunk = trajs[lo:lo + cfg.micro_batch]
+                ids, attn, _ = pad_batch(chunk, pad_id, device)
+                lp = token_logprobs(model, ids, attn)[0]
+                old += [lp[i, :len(t["ids"]) - 1] for i, t in enumerate(chunk)]
+    total_tokens = sum(sum(t["mask"][1:]) for t in trajs)
+    minibatches = np.array_split(np.arange(len(trajs)), cfg.updates_per_step)
+    for mb in minibatches:
+        opt.zero_grad(set_to_none=True)
+        mb_tokens = max(sum(sum(trajs[i]["mask"][1:]) for i in mb), 1)
+        for lo in range(0, len(mb), cfg.micro_batch):
+            idx = list(mb[lo:lo + cfg.micro_batch])
+            chunk = [trajs[i] for i in idx]
+            ids, attn, mask = pad_batch(chunk, pad_id, device)
+            logp, entropy = token_logprobs(model, ids, attn, with_entropy=True)
+            old_logp = logp.detach()
+            if old:
+                old_logp = torch.nn.utils.rnn.pad_sequence([old[i] for i in idx], batch_first=True)
+            ref_logp = None
+            if cfg.kl_coef:
+                with torch.no_grad():
+                    if ref_model is None:  # LoRA: the reference is the model without its adapter
+                        with model.disable_adapter():
+                            ref_logp = token_logprobs(model, ids, attn)[0]
+                    else:
+                        ref_logp = token_logprobs(ref_model, ids, attn)[0]
+            adv = torch.tensor([t["advantage"] for t in chunk], device=device)
+            loss, stats = grpo_loss(logp, old_logp, adv, mask, cfg.clip_low, cfg.clip_high, ref_logp, cfg.kl_coef)
+            n_tok = float(mask.sum())
+            (loss * n_tok / mb_tokens).backward()  # token-level mean over the whole minibatch
+            w = n_tok / total_tokens
+            sums["loss"] += float(loss) * w
+            sums["kl"] += stats["kl"] * w
+            sums["clip_fraction"] += stats["clip_fraction"] * w
+            sums["entropy"] += float((entropy.detach() * mask).sum()) / total_tokens
+        sums["grad_norm"] += float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)) / len(minibatches)
+        opt.step()
+    return dict(sums)
+
+
+def train_grpo(cfg: GRPOConfig) -> str:
+    """Run (or resume) GRPO; returns the final checkpoint dir (merged weights, from_pretrained-able)."""
+    import copy
+
+    import torch
+    from tqdm import tqdm
+
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    device = common.device_of(cfg.device)
+    source = common.task_source(cfg.tasks, cfg.sampler, cfg.themes, cfg.difficulties)
+    resume_from = common.latest_checkpoint(out) if cfg.resume else None
+    common.seed_everything(cfg.seed)
+    model, tok = common.load_start_model(cfg.model, resume_from, cfg.lora, cfg.lora_r, device)
+    ref_model = None
+    if cfg.kl_coef and not common.is_lora(model):
+        from ..policies.llm import load_model
+
+        ref_model = load_model(cfg.model, device)[0] if resume_from is not None else copy.deepcopy(model)
+        ref_model.eval().requires_grad_(False)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    step = 0
+    if resume_from is not None:
+        state = common.load_state(resume_from)
+        opt.load_state_dict(state["optimizer"])
+        common.set_rng_state(state["rng"])
+        step = state["step"]
+        if state.get("sampler") is not None and hasattr(source, "load_state_dict"):
+            source.load_state_dict(state["sampler"])
+        log.info("resumed from %s at step %d", resume_from, step)
+    model.train()
+    metrics = common.MetricsLog(out / "metrics.jsonl", step)
+
+    bar = tqdm(total=cfg.steps, initial=step, desc="grpo", disable=not cfg.progress)
+    while step < cfg.steps:
+        t0 = time.time()
+        tasks = source.sample_tasks(cfg.tasks_per_step, np.random.default_rng([cfg.seed, step]))
+        trajs = rollout(model, tok, tasks, cfg)
+        t_roll = time.time() - t0
+        rewards = torch.tensor([t["reward"] for t in trajs]).view(len(tasks), cfg.group_size)
+        adv = group_advantages(rewards).view(-1)
+        for t, a in zip(trajs, adv.tolist()):
+            t["advantage"] = a
+        t1 = time.time()
+        stats = _step_update(model, ref_model, trajs, cfg, tok.pad_token_id, opt, params)
+        t_train = time.time() - t1
+        step += 1
+        gen_tokens = sum(t["gen_tokens"] for t in trajs)
+        train_tokens = sum(len(t["ids"]) for t in trajs)
+        per_theme: dict[str, list[bool]] = defaultdict(list)
+        for t in trajs:
+            per_theme[t.get("theme") or "?"].append(t["success"])
+        row = {"step": step, "reward": float(rewards.mean()), "success": float(np.mean([t["success"] for t in trajs])),
+               **stats, "gen_tokens": gen_tokens, "train_tokens": train_tokens,
+               "rollout_tokens_per_s": gen_tokens / max(t_roll, 1e-9), "train_tokens_per_s": train_tokens / max(t_train, 1e-9),
+               "rollout_s": t_roll, "train_s": t_train, "mean_turns": float(np.mean([t["turns"] for t in trajs])),
+               "groups_with_signal": int((rewards.std(dim=1) > 0).sum()),
+               "per_theme_success": {k: float(np.mean(v)) for k, v in sorted(per_theme.items())}}
+        metrics.write(row)
+        bar.update(1)
+        bar.set_postfix(reward=f"{row['reward']:.2f}", kl=f"{row.get('kl', 0):.3f}")
+        if step % cfg.save_every == 0 or step == cfg.steps:
+            extra = {"kind": "grpo", "sampler": source.state_dict() if hasattr(source, "state_dict") else None}
+            common.save_checkpoint(out, step, model, tok, opt, extra)
+    bar.close()
+    common.plot_metrics(out / "metrics.jsonl", out / "metrics.png",
+                        ["reward", "success", "kl", "entropy", "clip_fraction", "rollout_tokens_per_s"])
+    return str(common.save_model(model, tok, out / "final", merge=True))

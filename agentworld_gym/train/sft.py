@@ -1,0 +1,161 @@
+"""Cold-start SFT: oracle trajectories on synthesized tasks, in the model's chat format, loss on
+assistant tokens only."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..tasks import Task
+from . import common
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SFTConfig:
+    """Cold-start supervised fine-tuning on oracle trajectories."""
+
+    model: str = "smollm2-135m"
+    """alias, local HF dir, checkpoint dir from train_sft/train_grpo, or HF id (offline cache)"""
+    out_dir: str = "runs/sft"
+    """checkpoints (ckpt-<step>/), metrics.jsonl, metrics.png and final/ go here"""
+    tasks: list[Task] | None = None
+    """tasks to make trajectories from; None: synthesize from `themes`"""
+    themes: list[str] | None = None
+    """theme ids; None: every flagship minus the held-out suite's themes"""
+    difficulties: tuple[int, ...] = (1, 2)
+    n_examples: int = 256
+    """trajectories made (ignored when `tasks` is given: one per task)"""
+    epochs: int = 1
+    batch_size: int = 8
+    lr: float = 5e-5
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    lora: bool = False
+    lora_r: int = 16
+    max_seq_len: int = 1024
+    max_turns: int = 8
+    save_every: int = 50
+    """optimizer steps between checkpoints"""
+    resume: bool = True
+    seed: int = 0
+    device: str | None = None
+    progress: bool = True
+    examples: list[Any] = field(default_factory=list, repr=False)
+    """(advanced) pre-encoded examples (ids, mask); filled by train_sft when empty"""
+
+
+def oracle_dialogue(task: Task, max_turns: int = 8) -> list[dict]:
+    """The oracle's episode on `task` as the compact dialogue a model sees (ending on its submit call)."""
+    from ..env import AgentWorldEnv
+    from ..policies.base import OraclePolicy, run_episode
+    from ..policies.llm import model_messages
+
+    env = AgentWorldEnv(task.theme, tasks=[task], max_turns=max_turns)
+    result = run_episode(env, OraclePolicy(env), options={"task": task})
+    env.close()
+    msgs = model_messages(result["info"]["messages"], result["info"]["tools"])
+    while msgs and msgs[-1]["role"] != "assistant":
+        msgs.pop()  # the "Submitted: ..." observation is not trained on
+    return msgs
+
+
+def make_examples(encoder, tasks: list[Task], max_seq_len: int, max_turns: int = 8) -> list[tuple[list[int], list[int]]]:
+    out = []
+    for task in tasks:
+        d = encoder.encode(oracle_dialogue(task, max_turns))
+        if len(d.ids) <= max_seq_len:
+            out.append((d.ids, d.mask))
+    return out
+
+
+def masked_lm_loss(model, batch: list[tuple[list[int], list[int]]], pad_id: int):
+    """Mean cross-entropy over assistant tokens of a right-padded batch."""
+    import torch
+
+    width = max(len(ids) for ids, _ in batch)
+    device = next(model.parameters()).device
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), width), -100, dtype=torch.long)
+    attn = torch.zeros((len(batch), width), dtype=torch.long)
+    for i, (x, m) in enumerate(batch):
+        ids[i, : len(x)] = torch.tensor(x)
+        attn[i, : len(x)] = 1
+        labels[i, : len(x)] = torch.where(torch.tensor(m, dtype=torch.bool), torch.tensor(x), torch.tensor(-100))
+    logits = model(input_ids=ids.to(device), attention_mask=attn.to(device)).logits[:, :-1].float()
+    targets = labels[:, 1:].to(device)
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
+
+
+def train_sft(cfg: SFTConfig) -> str:
+    """Run (or resume) cold-start SFT; returns the final checkpoint dir (merged weights, from_pretrained-able)."""
+    import torch
+    from tqdm import tqdm
+
+    from ..policies.llm import ChatEncoder
+
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    device = common.device_of(cfg.device)
+    resume_from = common.latest_checkpoint(out) if cfg.resume else None
+    common.seed_everything(cfg.seed)
+    model, tok = common.load_start_model(cfg.model, resume_from, cfg.lora, cfg.lora_r, device)
+    model.train()
+    encoder = ChatEncoder(tok)
+
+    examples = cfg.examples
+    if not examples:
+        rng = np.random.default_rng([cfg.seed, 1])
+        tasks = cfg.tasks if cfg.tasks is not None else common.SynthesizedTasks(cfg.themes, cfg.difficulties).sample_tasks(cfg.n_examples, rng)
+        t0 = time.time()
+        examples = make_examples(encoder, list(tasks), cfg.max_seq_len, cfg.max_turns)
+        log.info("%d SFT examples in %.1fs", len(examples), time.time() - t0)
+    if not examples:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"Expected SFT examples, got none (all longer than max_seq_len={cfg.max_seq_len}?).")
+
+    steps_per_epoch = (len(examples) + cfg.batch_size - 1) // cfg.batch_size
+    total = steps_per_epoch * cfg.epochs
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    step = 0
+    if resume_from is not None:
+        state = common.load_state(resume_from)
+        opt.load_state_dict(state["optimizer"])
+        common.set_rng_state(state["rng"])
+        step = state["step"]
+    metrics = common.MetricsLog(out / "metrics.jsonl", step)
+
+    bar = tqdm(total=total, initial=step, desc="sft", disable=not cfg.progress)
+    t_start = time.time()
+    while step < total:
+        epoch, k = divmod(step, steps_per_epoch)
+        order = np.random.default_rng([cfg.seed, 2, epoch]).permutation(len(examples))  # same order after resume
+        batch = [examples[i] for i in order[k * cfg.batch_size:(k + 1) * cfg.batch_size]]
+        t0 = time.time()
+        loss = masked_lm_loss(model, batch, tok.pad_token_id)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+        opt.step()
+        step += 1
+        n_tok = sum(len(x) for x, _ in batch)
+        row = {"step": step, "epoch": epoch, "loss": float(loss), "grad_norm": float(grad_norm), "tokens": n_tok,
+               "assistant_tokens": sum(sum(m) for _, m in batch), "tokens_per_s": n_tok / max(time.time() - t0, 1e-9)}
+        metrics.write(row)
+        bar.update(1)
+        bar.set_postfix(loss=f"{row['loss']:.3f}")
+        if step % cfg.save_every == 0 or step == total:
+            common.save_checkpoint(out, step, model, tok, opt, {"kind": "sft"})
+    bar.close()
+    common.plot_metrics(out / "metrics.jsonl", out / "metrics.png", ["loss", "grad_norm", "tokens_per_s"])
+    final = common.save_model(model, tok, out / "final", merge=True)
+    log.info("SFT done: %d steps in %.1fs -> %s", step, time.time() - t_start, final)
+    return str(final)

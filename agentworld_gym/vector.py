@@ -1,0 +1,95 @@
+"""Vector envs from factories: gymnasium Sync/AsyncVectorEnv and SB3 Dummy/SubprocVecEnv.
+
+Factories (thunks), not live envs, cross the process boundary, so every worker builds its own
+env and database. Text observations batch as tuples of str; async workers pass them by pickling
+(`shared_memory=False`), since transcripts have no fixed size to put in shared memory.
+
+    envs = make_vector_env("AgentWorld/finance-v0", 4, mode="async", difficulty=1)
+    obs, infos = envs.reset(seed=0)          # obs: tuple of 4 transcripts
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+
+from .errors import ConfigError
+
+MODES = ("sync", "async")
+ANSWER_KEYS = ("expected_answer", "submitted_answer")
+
+
+class AnswersAsJsonInfo(gym.Wrapper):
+    """Stores `info["verification"]`'s answers as JSON text.
+
+    Gymnasium's vector envs batch each info key into one array typed by the first value seen; an
+    answer is a number in one task and text in the next, which would break that batching.
+    """
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        return obs, _answers_as_json(info)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated, _answers_as_json(info)
+
+
+def _answers_as_json(info: dict[str, Any]) -> dict[str, Any]:
+    verification = info.get("verification")
+    if isinstance(verification, dict):
+        info = dict(info)
+        info["verification"] = {k: json.dumps(v, ensure_ascii=False, default=str) if k in ANSWER_KEYS else v for k, v in verification.items()}
+    return info
+
+
+def make_env(env_id: str, wrappers: Callable[[gym.Env], gym.Env] | None = None, **kwargs) -> Callable[[], gym.Env]:
+    """A thunk that builds `gym.make(env_id, **kwargs)` with vector-safe info (`AnswersAsJsonInfo`),
+    then applies `wrappers(env)`."""
+
+    def thunk() -> gym.Env:
+        import agentworld_gym  # noqa: F401  (registers the env ids in a fresh worker process)
+
+        env = AnswersAsJsonInfo(gym.make(env_id, **kwargs))
+        return wrappers(env) if wrappers is not None else env
+
+    return thunk
+
+
+def make_vector_env(env_id: str, num_envs: int, mode: str = "sync", wrappers: Callable[[gym.Env], gym.Env] | None = None,
+                    autoreset_mode: str | gym.vector.AutoresetMode = "NextStep", **kwargs) -> gym.vector.VectorEnv:
+    """`num_envs` copies of `env_id` in a gymnasium SyncVectorEnv ("sync") or AsyncVectorEnv ("async").
+
+    Gymnasium's autoreset semantics apply ("NextStep" by default: the step after an episode ends
+    resets that sub-env and ignores its action; "SameStep" and "Disabled" work too). `wrappers`
+    is applied inside each worker.
+    """
+    if mode not in MODES:
+        raise ConfigError(f"Expected mode in {MODES}, got {mode!r}.")
+    if not isinstance(num_envs, int) or num_envs < 1:
+        raise ConfigError(f"Expected num_envs >= 1, got {num_envs!r}.")
+    fns = [make_env(env_id, wrappers, **kwargs) for _ in range(num_envs)]
+    autoreset = gym.vector.AutoresetMode(autoreset_mode)
+    if mode == "sync":
+        return gym.vector.SyncVectorEnv(fns, autoreset_mode=autoreset)
+    return gym.vector.AsyncVectorEnv(fns, shared_memory=False, autoreset_mode=autoreset)
+
+
+def make_sb3_vec_env(env_id: str, num_envs: int, subprocess: bool = True, wrappers: Callable[[gym.Env], gym.Env] | None = None, **kwargs):
+    """An SB3 SubprocVecEnv (or DummyVecEnv) of numeric-adapter envs; `wrappers` defaults to the SB3 adapters."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    if wrappers is None:
+        from .wrappers.sb3 import CandidateChoiceAction, HashedTranscriptObservation
+
+        def wrappers(env):
+            return HashedTranscriptObservation(CandidateChoiceAction(env))
+
+    fns = [make_env(env_id, wrappers, **kwargs) for _ in range(num_envs)]
+    return SubprocVecEnv(fns) if subprocess else DummyVecEnv(fns)
+
+
+__all__ = ["MODES", "AnswersAsJsonInfo", "make_env", "make_sb3_vec_env", "make_vector_env"]
