@@ -57,8 +57,9 @@ def main() -> None:
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
     args = Args(**vars(p.parse_args()))
 
-    from agentworld_gym.actions import ToolCall
     from agentworld_gym.envs import get_theme
+
+    from agentworld_gym.actions import ToolCall
     from agentworld_gym.mcp.client import MCPToolset
     from agentworld_gym.world import open_copy
 

@@ -11,14 +11,14 @@ import gymnasium as gym
 import pytest
 
 pytest.importorskip("mcp")
+from mcp_helpers import children, need  # noqa: E402
+
 import agentworld_gym  # noqa: E402,F401
 from agentworld_gym.errors import BackendError  # noqa: E402
 from agentworld_gym.mcp.backend import MCPBackend  # noqa: E402
 from agentworld_gym.mcp.client import MCPToolset  # noqa: E402
 from agentworld_gym.mcp.discovery import discover_tasks  # noqa: E402
 from agentworld_gym.policies.base import OraclePolicy, run_episode  # noqa: E402
-
-from mcp_helpers import children, need  # noqa: E402
 
 BAD = [sys.executable, str(Path(__file__).parent / "fixtures" / "bad_mcp_server.py")]
 CALC_EXAMPLES = {"calculate": {"expression": ["2+3*4", "(7-2)**2", "17 // 5", "sqrt(16)"]}}

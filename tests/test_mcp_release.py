@@ -8,14 +8,13 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from mcp_helpers import children
 
 import agentworld_gym  # noqa: F401
 from agentworld_gym.actions import ToolCall
 from agentworld_gym.cli import main as cli_main
 from agentworld_gym.mcp.release import ReleaseBackend, register_release
 from agentworld_gym.policies.base import OraclePolicy, run_episode
-
-from mcp_helpers import children
 
 RELEASE = Path(__file__).parent / "fixtures" / "agentworld_release"
 

@@ -12,11 +12,11 @@ import gymnasium as gym
 import pytest
 
 pytest.importorskip("mcp")
+from agentworld_gym.envs import get_theme  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 import agentworld_gym  # noqa: E402,F401
-from agentworld_gym.envs import get_theme  # noqa: E402
 
 SERVE = [sys.executable, "-m", "agentworld_gym.mcp", "serve", "finance"]
 

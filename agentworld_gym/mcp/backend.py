@@ -158,7 +158,7 @@ class MCPBackend:
             order = list(schema.get("properties", {}))
             if len(call.args) > len(order):
                 return ToolResult(False, f"Error: {call.name} takes at most {len(order)} positional arguments, got {len(call.args)}.")
-            arguments = {**dict(zip(order, call.args)), **call.arguments}
+            arguments = {**dict(zip(order, call.args, strict=False)), **call.arguments}
         else:
             arguments = dict(call.arguments)
         from ..tools import validate_arguments

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import logging
 import math
@@ -47,7 +48,7 @@ def check_schema(schema: Any) -> str | None:
 
 def _unwrap(exc: BaseException) -> BaseException:
     """The first real error inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+    while isinstance(getattr(exc, "exceptions", None), (list, tuple)) and exc.exceptions:  # (Base)ExceptionGroup
         exc = exc.exceptions[0]
     return exc
 
@@ -101,7 +102,8 @@ class MCPToolset:
         self.skipped: dict[str, str] = {}  # tool -> why its schema was rejected
         self.broken: str | None = None  # set once the server died or stopped answering
         self._env, self._cwd, self._mode, self._skip_bad = env, cwd, mode, skip_bad_tools
-        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") if command else None
+        # the server's stderr, quoted when it fails; open as long as the server runs
+        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") if command else None  # noqa: SIM115
         self._start_timeout = start_timeout
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -251,20 +253,14 @@ class MCPToolset:
         self._closed = True
         loop, queue = self._loop, self._queue
         if loop is not None and queue is not None and self._thread.is_alive():
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop already ended
                 loop.call_soon_threadsafe(queue.put_nowait, None)
-            except RuntimeError:
-                pass
         self._thread.join(15)
         for pid in self._pids:  # the SDK kills its process tree; this catches what a stuck shutdown left
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
         if self._stderr is not None:
             self._stderr.close()
 
@@ -275,10 +271,8 @@ class MCPToolset:
         self.close()
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
     def _stderr_hint(self) -> str:
         if self._stderr is None or self._stderr.closed:

@@ -153,16 +153,16 @@ def discover(backend, examples: dict[str, dict[str, list]] | None = None, probes
     # determinism: the same sequence on a second fresh state
     backend.reset(None)
     replay = [backend.call(c) for c in calls]
-    nondet = sorted({c.name for c, a, b in zip(calls, results, replay) if (a.ok, a.content) != (b.ok, b.content)})
-    writes = sorted({c.name for c, (h0, h1), r in zip(calls, hashes, results) if r.ok and h0 != h1})
-    ok_tools = {c.name for c, r in zip(calls, results) if r.ok}
+    nondet = sorted({c.name for c, a, b in zip(calls, results, replay, strict=True) if (a.ok, a.content) != (b.ok, b.content)})
+    writes = sorted({c.name for c, (h0, h1), r in zip(calls, hashes, results, strict=True) if r.ok and h0 != h1})
+    ok_tools = {c.name for c, r in zip(calls, results, strict=True) if r.ok}
     unprobed = {}
     for name in tools:
         if name not in ok_tools:
-            last = next((r.content for c, r in zip(reversed(calls), reversed(results)) if c.name == name), "")
+            last = next((r.content for c, r in zip(reversed(calls), reversed(results), strict=True) if c.name == name), "")
             unprobed[name] = last[:200]
     graph = {a: {b: INDEPENDENT for b in tools if b != a} for a in tools}
-    for c, fed in zip(calls, feeds):
+    for c, fed in zip(calls, feeds, strict=True):
         required = set(tools[c.name].get("required", ()))
         for p, src in fed.items():
             if src and src != c.name:

@@ -17,6 +17,7 @@ Tasks come from discovery on the live tools (`discovery.discover_tasks`) unless 
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import os
@@ -28,7 +29,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import gymnasium as gym
 
@@ -183,17 +183,13 @@ class ReleaseBackend:
     def _stop_worker(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, 9)
-            except (ProcessLookupError, PermissionError):
-                pass
         if proc is not None:
             proc.wait(5)
             for stream in (proc.stdin, proc.stdout):
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except (OSError, BrokenPipeError):
-                    pass
 
     # ------------------------------------------------------------------ Backend
     def reset(self, task: Task | None = None) -> None:
@@ -214,7 +210,7 @@ class ReleaseBackend:
             order = list(schema.get("properties", {}))
             if len(call.args) > len(order):
                 return ToolResult(False, f"Error: {call.name} takes at most {len(order)} positional arguments, got {len(call.args)}.")
-        arguments = {**dict(zip(schema.get("properties", {}), call.args)), **call.arguments}
+        arguments = {**dict(zip(schema.get("properties", {}), call.args, strict=False)), **call.arguments}
         problem = validate_arguments(schema, arguments)
         if problem:
             return ToolResult(False, f"Error: invalid arguments for {call.name}: {problem}")
@@ -262,10 +258,8 @@ class ReleaseBackend:
         self.__init__(**state["config"])
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
 
 def env_id_for(env_id: str) -> str:
