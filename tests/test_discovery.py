@@ -11,15 +11,15 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from agentworld_gym.envs import catalog, taxonomy
 
 import agentworld_gym  # noqa: F401  (registers the pool)
 from agentworld_gym import envs
 from agentworld_gym.discovery import archetypes
 from agentworld_gym.discovery.forge import forge_tool, phrase_ok
 from agentworld_gym.discovery.pipeline import discover, prepare, read_record, run_source, theme_from_record
-from agentworld_gym.discovery.sources import BadInput, Source, read_catalog, read_toucan
+from agentworld_gym.discovery.sources import Source, read_catalog, read_toucan
 from agentworld_gym.discovery.validate import validate_tool
-from agentworld_gym.envs import catalog, taxonomy
 from agentworld_gym.utils.check import check_env
 from agentworld_gym.world import build_template
 
@@ -64,7 +64,7 @@ def test_toucan_servers_end_to_end_keep_real_names_and_pass_validation():
     sample = random.Random(3).sample(sources, 8)
     results = [run_source(s) for s in sample]
     assert sum(r.ok for r in results) >= 6
-    for src, res in zip(sample, results):
+    for src, res in zip(sample, results, strict=True):
         real = {t["name"]: set((t["parameters"] or {}).get("properties") or {}) for t in src.tools}
         for t in res.templates:
             assert t["name"] in real, "forged tools keep the real tool names"

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..world import ThemeSpec, build_template, open_copy
 from . import archetypes
-from .infer import ThemeDraft, TableDraft, fk_column, key_column, parse_field, pk_name, singular
+from .infer import TableDraft, ThemeDraft, fk_column, key_column, parse_field, singular
 
 TEXT_PROVIDERS = ("name", "company", "catch_phrase", "bs", "city", "word", "user_name", "slug", "email", "domain_name", "country", "sentence")
 
@@ -44,9 +44,7 @@ def finish_templates(templates: list[dict], spec: ThemeSpec) -> list[dict]:
         tab = spec.table(t["table"])
         cols = {c.name: c for c in tab.columns}
         for p in t["params"]:  # a relation dropped to break a cycle leaves its parameter without effect
-            if p["role"] == "fk" and (p.get("column") not in cols or cols[p["column"]].gen != "fk"):
-                p["role"] = "ignore"
-            elif p["role"] in ("filter", "value") and p.get("column") not in cols:
+            if p["role"] == "fk" and (p.get("column") not in cols or cols[p["column"]].gen != "fk") or p["role"] in ("filter", "value") and p.get("column") not in cols:
                 p["role"] = "ignore"
         if t["kind"] == "search" and not t.get("columns"):
             texts = [c.name for c in tab.columns[1:] if c.gen == "faker" and (c.arg if isinstance(c.arg, str) else c.arg[0]) in TEXT_PROVIDERS]

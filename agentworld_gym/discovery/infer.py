@@ -257,7 +257,7 @@ def compose(code: str, variant: int, *, label: str | None = None, name: str | No
         while p:
             chosen.add(p)
             p = by_name[p].parent
-    title = f"{name or brand(stable_seed(code, variant))} {label.title()}" if not name else name
+    title = name or f"{brand(stable_seed(code, variant))} {label.title()}"
     draft = ThemeDraft(
         id=theme_id or f"{slugify(label)}-{variant // len(labels) + 1}", title=title, category=taxonomy.L1[cat.parent].name,
         subcategory=cat.name, label=label, source=source,
@@ -411,7 +411,7 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
         key = (own or (ids[:1] if kind in ("get", "update", "delete", "cancel", "transfer") else []))[:1]
         plans.append((tool, tname, props, required, kind, noun, ids, key[0] if key else None))
     # tables: one per entity noun, parents (referenced by id parameters) first
-    for tool, tname, props, required, kind, noun, ids, key in plans:
+    for _tool, _tname, props, _required, _kind, noun, ids, key in plans:
         table = plural(noun)
         tab = draft.table(table)
         if tab is None:
@@ -419,7 +419,7 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
             key_type = "int" if key and simple_type(props[key])[0] in ("integer", "number") else "text"
             tab = TableDraft(table, [key_column(table, pk, key_type)], rows=20 + stable_seed(name, table) % 41, key_type=key_type)
             draft.tables.append(tab)
-        elif key and simple_type(props[key])[0] == "integer" and tab.key_type == "text" and tab.pk in (key, pk_name(table)):
+        elif key and simple_type(props[key])[0] in ("integer", "number") and tab.key_type == "text" and tab.pk in (key, pk_name(table)):
             tab.key_type = "int"  # a numeric key anywhere makes the whole table's key numeric
             tab.columns[0] = key_column(table, tab.pk, "int")
         for p in ids:
@@ -429,13 +429,17 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
             ref = plural(singular(ref_noun.replace(" ", "_")))
             if ref == table:
                 continue
-            if draft.table(ref) is None:
-                rtype = "int" if simple_type(props[p])[0] in ("integer", "number") else "text"
+            rtype = "int" if simple_type(props[p])[0] in ("integer", "number") else "text"
+            parent = draft.table(ref)
+            if parent is None:
                 draft.tables.insert(0, TableDraft(ref, [key_column(ref, pk_name(ref), rtype)], rows=15 + stable_seed(name, ref) % 26, key_type=rtype))
+            elif rtype == "int" and parent.key_type == "text":  # numeric references make the parent's key numeric
+                parent.key_type = "int"
+                parent.columns[0] = key_column(ref, parent.pk, "int")
             tab.add(fk_column(p, ref))
             tab.parent = tab.parent or ref
     templates: list[dict] = []
-    for tool, tname, props, required, kind, noun, ids, key in plans:
+    for tool, tname, props, required, kind, noun, _ids, key in plans:
         table = plural(noun)
         tab = draft.table(table)
         t = _template(tool, tname, props, required, kind, key, tab, draft, skipped, name)
@@ -540,9 +544,7 @@ def _template(tool, tname, props, required, kind, key, tab: TableDraft, draft: T
             role = "ignore"
         elif kind == "search" and not query_done and t == "string" and not enum and (low in QUERY_NAMES or not any(humanize(x).replace(" ", "_") in QUERY_NAMES for x in props)):
             role, query_done = "query", True
-        elif t == "boolean" and not write:
-            role = "ignore"
-        elif kind in ("delete", "cancel", "get", "aggregate"):
+        elif t == "boolean" and not write or kind in ("delete", "cancel", "get", "aggregate"):
             role = "ignore"
         else:
             role = "value" if write else "filter"
@@ -618,10 +620,13 @@ def _real_phrase(kind: str, table: str, params: list[dict]) -> str:
     with_ = " and ".join(f"{humanize(p['name'])} {{{p['name']}}}" for p in req if p["role"] in ("filter", "value", "fk", "query", "ignore", "limit", "newkey"))
     if kind == "get":
         return f"look up the {n} {{{key}}}"
+    q = next((p["name"] for p in params if p["role"] == "query"), None)
+    k = next((p["name"] for p in params if p["role"] in ("key", "fk")), None)
+    if kind in ("search", "aggregate") and (q if kind == "search" else k) is None:
+        kind = "lookup"  # the template falls back to a lookup too
     if kind in ("list", "lookup"):
         return f"find the {ns}" + (f" with {with_}" if with_ else "")
     if kind == "search":
-        q = next(p["name"] for p in params if p["role"] == "query")
         rest = " and ".join(f"{humanize(p['name'])} {{{p['name']}}}" for p in req if p["role"] in ("filter", "fk"))
         return f"search the {ns} for {{{q}}}" + (f" with {rest}" if rest else "")
     if kind == "create":
@@ -633,7 +638,6 @@ def _real_phrase(kind: str, table: str, params: list[dict]) -> str:
     if kind == "delete":
         return f"delete the {n} {{{key}}}"
     if kind == "aggregate":
-        k = next(p["name"] for p in params if p["role"] in ("key", "fk"))
         return f"count the {ns} for {humanize(k)} {{{k}}}"
     roles = {p["role"]: p["name"] for p in params}
     return f"move {{{roles.get('amount')}}} from {{{roles.get('from')}}} to {{{roles.get('to')}}}"

@@ -101,7 +101,7 @@ class ThemeResult:
         }
 
 
-def run_source(src: Source, theme_id: str | None = None, rounds: int = 0, task_seeds=(0, 1, 2), proposer=None) -> ThemeResult:
+def run_source(src: Source, theme_id: str | None = None, rounds: int = 0, task_seeds=(0, 1, 2, 3, 4, 5), proposer=None) -> ThemeResult:
     """The whole pipeline for one source; never raises for bad input (the result says why).
 
     `proposer` (optional, see discovery.llm) lets a model reword the tools before validation."""
@@ -128,7 +128,7 @@ def run_source(src: Source, theme_id: str | None = None, rounds: int = 0, task_s
         res.seconds = time.perf_counter() - t0
         return res
     kept = []
-    for i, t in enumerate(prep.templates):
+    for t in prep.templates:
         try:
             tool = forge_tool(t, prep.spec)
         except Exception as exc:  # noqa: BLE001

@@ -74,6 +74,17 @@ def recipe_source(entry: list, facts: list[list] | None = None) -> Source:
     return source_from_fact((facts or load_facts())[int(ref)], code)
 
 
+def taken_ids() -> set[str]:
+    """Theme names already used by registered envs (flagships, external domains, pools): pool ids avoid them."""
+    import gymnasium as gym
+
+    import agentworld_gym  # noqa: F401  (registers the flagships)
+
+    from ..envs import catalog
+
+    return {k.split("/", 1)[1].rsplit("-v", 1)[0] for k in gym.registry if k.startswith("AgentWorld/")} - set(catalog._ROWS)
+
+
 def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir: Path = DATA, limit: int | None = None, progress: bool = True,
                work_dir: str | Path | None = None) -> dict:
     """Run the pipeline over the catalog and the Toucan facts; write the index. Resumable through
@@ -92,7 +103,7 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
             json.dump(facts, f, separators=(",", ":"))
     facts = load_facts(data_dir)
     jobs = []
-    used: set[str] = set()
+    used = taken_ids()
     for src in catalog_sources(per_l2):
         tid = prepare_id(src)
         used.add(tid)
@@ -144,6 +155,28 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
     write_json_atomic(data_dir / INDEX, {"version": 1, "stats": stats, "columns": ["id", "l2", "l3", "source", "ref", "tools", "pass_rate", "fp"],
                                          "themes": themes})
     return stats
+
+
+def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
+    """Drop from the index the themes that failed `check_env` in a bench_pool journal; returns their ids."""
+    from .pipeline import write_json_atomic
+
+    failed = set()
+    for line in Path(check_journal).read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not rec.get("ok", True):
+            failed.add(rec["id"])
+    data = json.loads((data_dir / INDEX).read_text(encoding="utf-8"))
+    removed = [t[0] for t in data["themes"] if t[0] in failed]
+    data["themes"] = [t for t in data["themes"] if t[0] not in failed]
+    st = data["stats"]
+    st.update(themes=len(data["themes"]), tools=sum(len(t[5]) for t in data["themes"]), fingerprints=len({t[7] for t in data["themes"]}),
+              dropped=st.get("dropped", 0) + len(removed), failed_check_env=sorted(set(st.get("failed_check_env", [])) | set(removed)))
+    write_json_atomic(data_dir / INDEX, data)
+    return removed
 
 
 if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL]

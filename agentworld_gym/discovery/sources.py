@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .infer import stable_seed
@@ -57,8 +57,13 @@ def _bfcl_schema(s):
     return s
 
 
+def _lines(path: Path) -> Iterator[str]:
+    with Path(path).open(encoding="utf-8") as f:
+        yield from f
+
+
 def read_toucan(path: Path, with_tools_only: bool = True) -> Iterator[Source | BadInput]:
-    for i, line in enumerate(Path(path).open(encoding="utf-8"), 1):
+    for i, line in enumerate(_lines(path), 1):
         if not line.strip():
             continue
         try:
@@ -73,7 +78,7 @@ def read_toucan(path: Path, with_tools_only: bool = True) -> Iterator[Source | B
 
 
 def read_tensorblock(path: Path) -> Iterator[Source | BadInput]:
-    for i, line in enumerate(Path(path).open(encoding="utf-8"), 1):
+    for i, line in enumerate(_lines(path), 1):
         if not line.strip():
             continue
         try:

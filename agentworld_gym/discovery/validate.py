@@ -9,6 +9,7 @@ calls all fail scores at most 0.5 and is dropped.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +49,7 @@ class ToolReport:
 def _rows(conn, sql: str, params=()) -> list[dict]:
     cur = conn.execute(sql, params)
     names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 class _Case:
@@ -69,10 +70,8 @@ def _coerce(t: dict, args: dict) -> dict:
         elif typ == "integer" and isinstance(v, float) and v.is_integer() or typ == "integer" and isinstance(v, str) and v.isdigit():
             v = int(v)
         elif typ == "number" and isinstance(v, str):
-            try:
+            with contextlib.suppress(ValueError):
                 v = float(v)
-            except ValueError:
-                pass
         elif typ == "string" and isinstance(v, (int, float)) and not isinstance(v, bool):
             v = str(v)
         out[k] = v
