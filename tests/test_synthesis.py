@@ -245,6 +245,10 @@ def test_fallback_steps_down_to_a_level_the_theme_can_make():
     task = synthesize_task(theme, 3, 0, fallback=True)
     assert task.difficulty == 1 and task.features["requested_difficulty"] == 3
     assert task.state_hash and quality_problems(theme, task) == []
+    env = AgentWorldEnv(theme, difficulty=3)  # the env falls back and says so
+    _, info = env.reset(seed=0)
+    assert info["difficulty"] == 1 and env.task.features["requested_difficulty"] == 3
+    assert run_episode(env, OraclePolicy(env), seed=1)["reward"] == 1.0
 
 
 # ------------------------------------------------------------------------------------ task files

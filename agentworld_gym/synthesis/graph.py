@@ -382,7 +382,8 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
             key = next((theme.key_of(k) for k in last.produces if find_key(out, theme.key_of(k) or k)), None)
             noun = W.plural(noun_of(key)) if key else "items"
             answer, answer_type, path = len(out), "number", [len(calls) - 1, "#count"]
-            question = f"How many {noun} are listed{' there' if len(calls) == 1 else ' in the end'}?"
+            where = "" if len(calls) == 1 else " by the last step" if lv.obscure else f" in step {len(calls)}"
+            question = f"How many {noun} are listed{where}?"
     elif isinstance(out, dict) and (not wrote or rng.random() < 0.5):
         fields = {k: v for k, v in scalar_fields(out).items()
                   if W.show(v) not in given and not k.lower().endswith("id") and not (isinstance(v, str) and (len(v) > 80 or not v.strip()))}

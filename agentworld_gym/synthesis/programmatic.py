@@ -268,7 +268,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     n_conds = max(lv.conditions, 1) if op in ("write", "count") and lv.conditions == 0 and rng.random() < 0.5 else lv.conditions
     writable = None
     if op == "write":
-        n_conds = max(n_conds, 1)
+        n_conds = 1  # one filter plus the "skip what the system refuses" branch
         if len(records) > 2 * MAX_RECORDS:
             return None
         w = _pick(writers, rng)
