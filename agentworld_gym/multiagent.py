@@ -19,7 +19,7 @@ from the assistant is a question and passes the turn to the user; the user's rep
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,10 @@ from .errors import ConfigError
 from .spaces import TextSpace, ToolCallSpace
 
 ASSISTANT, USER = "assistant", "user"
-_FACT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{4}-\d{2}-\d{2}\b|(?<![\w-])[A-Za-z]{1,6}-\d+(?![\w-])")
+_FACT = re.compile(  # emails, dates, IPs, domains, ids like AC-1001
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+    r"|\b(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b|(?<![\w-])[A-Za-z]{1,6}-\d+(?![\w-])"
+)
 _SKIP = {"is", "on", "at", "to", "from", "of", "the", "for", "with", "a", "an", "in", "and", "whose", "by", "that"}
 _ASKS = {"email": ("email", "e-mail", "mail"), "date": ("date", "day", "when")}
 
@@ -55,8 +58,8 @@ class DialogueSpace(TextSpace):
 
 
 def task_facts(instruction: str) -> dict[str, str]:
-    """{label: value} for the ids, emails and dates an instruction names, labelled by the noun
-    before them ("account AC-1", "email is x@y") or by their kind."""
+    """{label: value} for the ids, emails, dates, IPs and domains an instruction names, labelled
+    by the noun before them ("account AC-1", "domain x.com") or by their kind ("email", "date")."""
     facts: dict[str, str] = {}
     for m in _FACT.finditer(instruction):
         value = m.group(0)
@@ -130,11 +133,11 @@ class AssistantUserEnv(AECEnv):
         }
 
     # ------------------------------------------------------------------ spaces
-    @lru_cache(maxsize=None)  # noqa: B019  (PettingZoo expects the same space object every call)
+    @cache  # noqa: B019  (PettingZoo expects the same space object every call)
     def observation_space(self, agent: str) -> TextSpace:
         return self._spaces[agent][0]
 
-    @lru_cache(maxsize=None)  # noqa: B019
+    @cache  # noqa: B019
     def action_space(self, agent: str) -> TextSpace:
         return self._spaces[agent][1]
 

@@ -45,12 +45,13 @@ class ChatSpace(gym.Space[dict]):
         return isinstance(other, ChatSpace) and other.tools == self.tools
 
 
-class ChatMessagesObservation(gym.ObservationWrapper):
+class ChatMessagesObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """Transcript text -> {"messages", "tools"} in OpenAI chat format (a copy per step, so an
     observation never changes after it is returned)."""
 
     def __init__(self, env: gym.Env):
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
         tools = getattr(env.unwrapped, "theme", None)
         self.observation_space = ChatSpace(tools.tool_schemas if tools is not None else [])
         self._info: dict = {}

@@ -31,16 +31,15 @@ from agentworld_gym.errors import ConfigError
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}\b")
 _QUOTED = re.compile(r"[\"“']([^\"”'\n]{1,60})[\"”']")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_DOTTED = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")  # IPs, domains
+_CODE = re.compile(r"\b[A-Z]{2,6}\b")  # symbols and codes: "CTX", "USD"
+_PROPER = re.compile(r"(?<![.\n] )(?<!^)\b[A-Z][a-z]+(?: [A-Z][a-z'-]+)+\b")  # "Stephanie Collins"
 _ID_LIKE = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*[-_]?\d+[A-Za-z0-9-]*(?![\w-])")
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 _STEP_REF = re.compile(r"(?:^|\n)\s*\d+\.\s|\bsteps? \d+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 _STOPWORDS = frozenset(
-    "the and for from with that this what which whose how many much are is was were give gives result results step "
-    "steps then when done does did look find list get set show tell into onto than there their them they its it's "
-    "has have had all any each every one two three per this year also please confirm need you your work out spent "
-    "after before first second third last listed lists careful different leave other same about only once again "
-    "then total number value name".split()
+    ["the", "and", "for", "from", "with", "that", "this", "what", "which", "whose", "how", "many", "much", "are", "is", "was", "were", "give", "gives", "result", "results", "step", "steps", "then", "when", "done", "does", "did", "look", "find", "list", "get", "set", "show", "tell", "into", "onto", "than", "there", "their", "them", "they", "its", "it's", "has", "have", "had", "all", "any", "each", "every", "one", "two", "three", "per", "this", "year", "also", "please", "confirm", "need", "you", "your", "work", "out", "spent", "after", "before", "first", "second", "third", "last", "listed", "lists", "careful", "different", "leave", "other", "same", "about", "only", "once", "again", "then", "total", "number", "value", "name"]
 )
 ITEMS_PER_LIST = 3  # list outputs: values are taken from the first few items only
 VALUES_PER_PARAM = 6
@@ -59,14 +58,16 @@ class CandidateGroups(NamedTuple):
 def candidate_groups(info: dict[str, Any], calls_per_tool: int = CALLS_PER_TOOL) -> CandidateGroups:
     """The grounded candidates of `candidate_actions`, grouped; duplicates dropped after `latest`."""
     messages = info.get("messages") or []
-    instruction = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
+    users = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
+    instruction = "\n".join(users)
     system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system").lower()
     outputs = [_json_or_none(m.get("content")) for m in messages if m.get("role") == "tool"]
     latest_output = outputs[-1] if outputs else None
     observed = [_pairs(o) for o in outputs if o is not None]  # oldest first
     text_values = _instruction_values(instruction, system)
 
-    latest = [_call(SUBMIT, {"answer": v}) for v in _answer_values(latest_output)]
+    question = ([line for line in users[-1].splitlines() if line.strip()] or [""])[-1] if users else ""
+    latest = [_call(SUBMIT, {"answer": v}) for v in _answer_values(latest_output, question)]
     seen = set(latest)
 
     def fresh(actions) -> list[str]:
@@ -101,9 +102,11 @@ def candidate_actions(info: dict[str, Any], calls_per_tool: int = CALLS_PER_TOOL
     """Every tool call worth considering next, as JSON action strings, in a stable order:
 
     1. submit each value of the latest tool output (a list output: its length first, then the
-       fields of its first item) - so "submit field j of what I just looked up" keeps its index;
+       fields of its first item; fields the instruction's question names first) - so "submit
+       field j of what I just looked up" keeps its index;
     2. each tool (schema order) with arguments filled from observed values - the instruction and
-       earlier tool outputs, never the answer key - at most `calls_per_tool` per tool;
+       earlier tool outputs, never the answer key - best-grounded first, at most
+       `calls_per_tool` per required argument of the tool;
     3. submit "done", then each other observed value.
     Invalid calls are allowed; duplicates after block 1 are dropped.
     """
@@ -125,7 +128,7 @@ def _json_or_none(content: Any) -> Any:
 
 
 def _is_scalar(v: Any) -> bool:
-    return isinstance(v, (str, int, float, bool)) and v is not None
+    return isinstance(v, (str, int, float, bool))
 
 
 def _pairs(data: Any) -> list[tuple[str, Any]]:
@@ -144,28 +147,39 @@ def _pairs(data: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _answer_values(data: Any) -> list[Any]:
+def _answer_values(data: Any, question: str = "") -> list[Any]:
+    """Values of a tool output worth submitting: a list's length, then its first item's fields;
+    a dict's fields. Fields the question names ("What is the spending limit?") come first."""
     if isinstance(data, list):
         first = data[0] if data and isinstance(data[0], dict) else {}
-        return [len(data), *(v for v in first.values() if _is_scalar(v))]
+        return [len(data), *_fields_by_relevance(first, question)]
     if isinstance(data, dict):
-        return [v for v in data.values() if _is_scalar(v)]
+        return _fields_by_relevance(data, question)
     return []
+
+
+def _fields_by_relevance(row: dict, question: str) -> list[Any]:
+    q = question.lower()
+    fields = [(k, v) for k, v in row.items() if _is_scalar(v)]
+    named = [re.search(rf"\b{re.escape(k.lower().replace('_', ' '))}\b", q) is not None for k, _ in fields]
+    return [v for (_, v), hit in sorted(zip(fields, named, strict=True), key=lambda x: not x[1])]
 
 
 def _instruction_values(text: str, system: str = "") -> dict[str, list]:
     emails = _unique(_EMAIL.findall(text))
     rest = _EMAIL.sub(" ", text)
-    literals = _unique(_DATE.findall(rest) + _QUOTED.findall(rest))  # dates, times, quoted text
-    rest = _DATE.sub(" ", rest)
-    ids = _unique(m for m in _ID_LIKE.findall(rest) if not m.isdigit())
-    numbers_text = _STEP_REF.sub(" ", _ID_LIKE.sub(" ", rest))
-    numbers = _unique(float(n) if "." in n else int(n) for n in _NUMBER.findall(numbers_text))
-    words = _unique(w.lower() for w in _WORD.findall(_ID_LIKE.sub(" ", rest)) if w.lower() not in _STOPWORDS)
+    # Literal values: dates and times, quoted text, IPs and domains, multi-word proper names.
+    literals = _DATE.findall(rest) + _QUOTED.findall(rest) + _DOTTED.findall(rest) + _PROPER.findall(rest)
+    rest = _DOTTED.sub(" ", _DATE.sub(" ", rest))
+    ids = [m for m in _ID_LIKE.findall(rest) if not m.isdigit()]
+    rest = _ID_LIKE.sub(" ", rest)
+    ids = _unique(ids + _CODE.findall(rest))
+    numbers = _unique(float(n) if "." in n else int(n) for n in _NUMBER.findall(_STEP_REF.sub(" ", rest)))
+    words = _unique(w for w in _WORD.findall(rest) if w.lower() not in _STOPWORDS)
     # Words the system prompt also uses (tool and policy vocabulary) are less likely to be values.
     vocabulary = set(_WORD.findall(system))
-    words = sorted(words, key=lambda w: w in vocabulary)
-    return {"email": emails, "id": ids, "number": numbers, "word": literals + words}
+    words = sorted(words, key=lambda w: w.lower() in vocabulary)
+    return {"email": emails, "id": ids, "number": numbers, "literal": _unique(literals), "word": words}
 
 
 def _unique(items) -> list:
@@ -190,7 +204,7 @@ def _noun(param: str) -> str:
 
 def _is_id_param(param: str) -> bool:
     p = param.lower()
-    return p.endswith(("id", "_code", "_number", "_no", "_key", "sku", "ref"))
+    return p in ("code", "key", "sku", "ref", "symbol", "ticker") or p.endswith(("id", "_code", "_number", "_no", "_key", "sku", "ref"))
 
 
 def _param_values(param: str, prop: dict, observed, text_values, instruction: str) -> list:
@@ -225,7 +239,8 @@ def _param_values(param: str, prop: dict, observed, text_values, instruction: st
         # A free-text argument (a category, a city, a reason): words the instruction uses, those
         # also seen in tool outputs first, then those the system prompt does not use.
         seen_words = {str(v).lower() for _, v in itertools.chain(*observed)}
-        strings += sorted(text_values["word"], key=lambda w: w.lower() not in seen_words)
+        said = text_values["literal"] + text_values["word"] + text_values["id"]
+        strings += sorted(said, key=lambda w: w.lower() not in seen_words)
     return _unique(strings)[:VALUES_PER_PARAM]
 
 
@@ -251,7 +266,7 @@ def _tool_arguments(fn: dict, values_of: Callable[[str, dict], list], instructio
     combos = sorted(itertools.product(*(range(len(v)) for v in options)), key=lambda idx: (sum(idx), idx))
     out = []
     for idx in combos:
-        args = {p: options[i][j] for i, (p, j) in enumerate(zip(required, idx))}
+        args = {p: options[i][j] for i, (p, j) in enumerate(zip(required, idx, strict=True))}
         out.append(args)
         for p, v in extra.items():
             out.append({**args, p: v[0]})
@@ -264,7 +279,7 @@ def _tool_arguments(fn: dict, values_of: Callable[[str, dict], list], instructio
 # Action adapter
 
 
-class CandidateChoiceAction(gym.Wrapper):
+class CandidateChoiceAction(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Text actions -> `Discrete(k)`: index i picks one grounded candidate tool call.
 
     Layout "slots" (default) gives every index a stable meaning, which is what lets a policy learn:
@@ -272,9 +287,12 @@ class CandidateChoiceAction(gym.Wrapper):
     schema order] [extra_slots: submit "done", then other observed values]``. Layout "flat" packs
     `generator(info)` into the first indices instead. Candidates are regenerated after every
     reset/step and shown as `info["candidates"]` (one entry per index; None = empty slot).
-    An empty slot is still a legal action: it gives up (a submit with an empty answer), so the env
-    never receives anything but a well-formed call. `action_masks()` marks the filled slots (for
-    maskable algorithms, e.g. sb3-contrib's MaskablePPO, and for the random-candidate baseline).
+    An empty slot is still a legal action: it stands for a filled one (index i -> the
+    (i mod n)-th of the n filled slots), so every index plays a real candidate and a uniform
+    policy explores like the random-candidate baseline; with no candidate at all it gives up (a
+    submit with an empty answer). The env never receives anything but a well-formed call.
+    `action_masks()` marks the filled slots (for maskable algorithms such as sb3-contrib's
+    MaskablePPO, and for the random-candidate baseline).
     """
 
     GIVE_UP = _call(SUBMIT, {"answer": ""})
@@ -282,7 +300,9 @@ class CandidateChoiceAction(gym.Wrapper):
 
     def __init__(self, env: gym.Env, layout: str = "slots", *, k: int = 64, latest_slots: int = 8, slots_per_tool: int = 4,
                  extra_slots: int = 8, max_tools: int | None = None, generator: Callable[[dict], list[str]] = candidate_actions):
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, layout=layout, k=k, latest_slots=latest_slots, slots_per_tool=slots_per_tool,
+                                                 extra_slots=extra_slots, max_tools=max_tools, generator=generator)
+        gym.Wrapper.__init__(self, env)
         if layout not in self.LAYOUTS:
             raise ConfigError(f"Expected layout in {self.LAYOUTS}, got {layout!r}.")
         if max_tools is None:
@@ -316,7 +336,10 @@ class CandidateChoiceAction(gym.Wrapper):
             action = action.item()
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < self.k:
             raise ConfigError(f"Expected an action index in Discrete({self.k}) (0..{self.k - 1}), got {action!r}.")
-        return self.candidates[action] or self.GIVE_UP
+        if self.candidates[action] is not None:
+            return self.candidates[action]
+        filled = [c for c in self.candidates if c is not None]
+        return filled[action % len(filled)] if filled else self.GIVE_UP
 
     def action_masks(self) -> np.ndarray:
         return np.array([c is not None for c in self.candidates], dtype=bool)
@@ -363,12 +386,12 @@ def transcript_sections(transcript: str) -> list[tuple[str, str]]:
     if not marks:
         return [("text", transcript)]
     out = []
-    for m, nxt in zip(marks, [*marks[1:], None]):
+    for m, nxt in zip(marks, [*marks[1:], None], strict=True):
         out.append((m.group(1), transcript[m.end(): nxt.start() if nxt else len(transcript)].strip()))
     return out
 
 
-class HashedTranscriptObservation(gym.ObservationWrapper):
+class HashedTranscriptObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """Transcript text -> `Box(-1, 1, (dim,))`.
 
     By default: signed feature hashing of the words of each section, tagged with the section's role
@@ -378,7 +401,8 @@ class HashedTranscriptObservation(gym.ObservationWrapper):
     """
 
     def __init__(self, env: gym.Env, dim: int = 512, encoder: Callable[[str], np.ndarray] | None = None, system_weight: float = 0.25):
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, dim=dim, encoder=encoder, system_weight=system_weight)
+        gym.ObservationWrapper.__init__(self, env)
         if dim < 8:
             raise ConfigError(f"Expected dim >= 8, got {dim!r}.")
         self.dim = int(dim)
