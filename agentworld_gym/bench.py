@@ -67,7 +67,7 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
 # Held-out suite
 
 
-def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int = 6) -> list[dict]:
+def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int = 5) -> list[dict]:
     """One episode per task; LLM policies play all episodes at once (batched)."""
     from .env import AgentWorldEnv
     from .policies import make_policy, run_episode
@@ -82,7 +82,7 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
             out += run_episodes_batched(envs[lo:lo + 32], policy, [seed + lo + i for i in range(len(envs[lo:lo + 32]))], options[lo:lo + 32])
     else:
         out = []
-        for i, (env, opt) in enumerate(zip(envs, options)):
+        for i, (env, opt) in enumerate(zip(envs, options, strict=True)):
             p = policy if policy is not None else make_policy(policy_spec, env=env, seed=seed + i)
             out.append(run_episode(env, p, seed=seed + i, options=opt))
     for e in envs:
@@ -91,7 +91,7 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
 
 
 def run_heldout(policy_spec: str, episodes: int | None = None, runs: int = 1, seed: int = 0, policy=None,
-                path: str | Path | None = None, max_turns: int = 6) -> dict:
+                path: str | Path | None = None, max_turns: int = 5) -> dict:
     tasks = load_heldout(path)[:episodes] if episodes else load_heldout(path)
     category = {t.theme: _category(t.theme) for t in tasks}
     per_run: list[dict[str, dict[Any, list[bool]]]] = []
@@ -99,7 +99,7 @@ def run_heldout(policy_spec: str, episodes: int | None = None, runs: int = 1, se
         _seed_torch(seed + r)
         results = _play_tasks(tasks, policy_spec, seed + 1000 * r, policy, max_turns)
         groups: dict[str, dict[Any, list[bool]]] = {"category": defaultdict(list), "difficulty": defaultdict(list), "theme": defaultdict(list)}
-        for t, res in zip(tasks, results):
+        for t, res in zip(tasks, results, strict=True):
             groups["category"][category[t.theme]].append(res["success"])
             groups["difficulty"][t.difficulty].append(res["success"])
             groups["theme"][t.theme].append(res["success"])
@@ -258,11 +258,14 @@ def score_bfcl(text: str, ground_truth: list[dict]) -> bool:
 
 def gold_reply(item: dict) -> str:
     """A correct reply (first acceptable value of each given argument): the scorer's sanity check."""
+    def first(acceptable: list) -> Any:
+        v = acceptable[0]
+        return {k: first(x) for k, x in v.items() if x and x[0] != ""} if isinstance(v, dict) else v
+
     calls = []
     for g in item["ground_truth"]:
         (name, params), = g.items()
-        args = {k: v[0] for k, v in params.items() if v and v[0] != ""}
-        calls.append({"name": name, "arguments": args})
+        calls.append({"name": name, "arguments": {k: first(v) for k, v in params.items() if v and v[0] != ""}})
     return json.dumps(calls if len(calls) > 1 else calls[0])
 
 
@@ -293,7 +296,7 @@ def run_bfcl(policy_spec: str, episodes: int | None = None, runs: int = 1, seed:
         _seed_torch(seed + r)
         replies = _bfcl_replies(items, policy_spec, policy, seed + r)
         groups: dict[str, dict[Any, list[bool]]] = {"category": defaultdict(list), "overall": defaultdict(list)}
-        for x, reply in zip(items, replies):
+        for x, reply in zip(items, replies, strict=True):
             ok = score_bfcl(reply, x["ground_truth"])
             groups["category"][x["category"]].append(ok)
             groups["overall"]["all"].append(ok)
@@ -306,7 +309,7 @@ def run_bfcl(policy_spec: str, episodes: int | None = None, runs: int = 1, seed:
 
 
 def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
-              temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 96) -> dict:
+              temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64) -> dict:
     """Evaluate `policy` (a spec) on a suite; LLM policies are loaded once and generate in batches."""
     if suite not in SUITES:
         raise ConfigError(f"Expected --suite in {SUITES}, got {suite!r}.")

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 SMOLLM2_ALIAS = "smollm2-135m"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-MAX_TOOL_CHARS = 500  # tool results longer than this are clipped in the model's view (compact prompts)
+MAX_TOOL_CHARS = 400  # tool results longer than this are clipped in the model's view (compact prompts)
 # ChatML, used when a tokenizer ships without a chat template.
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
           "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
@@ -41,19 +41,14 @@ class EndpointError(AgentWorldError, ConnectionError):
 # The model's view of an episode
 
 
-def _type_name(schema: dict) -> str:
-    t = schema.get("type", "any")
-    return "|".join(t) if isinstance(t, list) else str(t)
-
-
 def compact_system_prompt(tools: list[dict]) -> str:
-    """A short system prompt: tool names and arguments only (no descriptions), and the reply format."""
+    """A short system prompt: tool names and argument names only ('?' marks optional ones), and the reply format."""
     lines = []
     for t in tools:
         fn = t.get("function", t)
         props = fn.get("parameters", {}).get("properties", {})
         required = set(fn.get("parameters", {}).get("required", ()))
-        args = ", ".join(f"{k}{'' if k in required else '?'}: {_type_name(v)}" for k, v in props.items())
+        args = ", ".join(f"{k}{'' if k in required else '?'}" for k in props)
         lines.append(f"- {fn['name']}({args})")
     return ("You are an assistant that solves the user's task with tools.\nTools:\n" + "\n".join(lines) +
             '\nReply with one tool call as JSON: {"name": "<tool>", "arguments": {...}}. '
@@ -334,7 +329,7 @@ def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] |
     seeds = seeds or [None] * len(envs)
     options = options or [None] * len(envs)
     episodes = []
-    for env, seed, opt in zip(envs, seeds, options):
+    for env, seed, opt in zip(envs, seeds, options, strict=True):
         _, info = env.reset(seed=seed, options=opt)
         messages = model_messages(info["messages"], info["tools"])
         episodes.append(Episode(env, policy.encoder.start(messages), len(info["messages"])))
@@ -343,7 +338,7 @@ def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] |
         if not active:
             break
         outs = policy.generate([e.dialogue.ids for e in active])
-        for e, gen in zip(active, outs):
+        for e, gen in zip(active, outs, strict=True):
             text = policy.encoder.add_assistant(e.dialogue, gen)
             e.gen_tokens += len(gen)
             _, reward, terminated, truncated, info = e.env.step(text)

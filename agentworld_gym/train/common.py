@@ -77,7 +77,31 @@ class TaskList:
         return [self.tasks[int(i)] for i in rng.integers(len(self.tasks), size=n)]
 
 
+class SamplerTasks:
+    """Tasks drawn through a `TaskSampler`-wrapped env (single theme or pool): its schedule picks each
+    level and its pool weights pick each theme; `report` feeds rollout outcomes back to the schedule."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def sample_tasks(self, n: int, rng: np.random.Generator) -> list[Task]:
+        out = []
+        for _ in range(n):
+            self.env.reset(seed=int(rng.integers(2**31)))
+            base = self.env.unwrapped
+            current = getattr(base, "current", None)  # a pool env runs the drawn theme's env
+            out.append((current.unwrapped if current is not None else base).task)
+        return out
+
+    def report(self, task: Task, success: bool) -> None:
+        if hasattr(self.env, "schedule_for"):
+            self.env.schedule_for(task.theme).update(success)
+
+
 def task_source(tasks=None, sampler=None, themes=None, difficulties=(1, 2)):
+    """The trainer's task source: a sampler object, a TaskSampler-wrapped env, a task list, or synthesis."""
+    if sampler is not None and not hasattr(sampler, "sample_tasks") and hasattr(sampler, "schedule_for"):
+        return SamplerTasks(sampler)
     if sampler is not None:
         if not hasattr(sampler, "sample_tasks"):
             raise ConfigError(f"Expected a sampler with sample_tasks(n, rng), got {type(sampler).__name__}.")
@@ -226,7 +250,7 @@ def plot_metrics(jsonl: Path, png: Path, keys: Sequence[str]) -> Path | None:
     if not rows or not keys:
         return None
     fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 2.8), squeeze=False)
-    for ax, k in zip(axes[0], keys):
+    for ax, k in zip(axes[0], keys, strict=True):
         pts = [(r["step"], r[k]) for r in rows if k in r]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3)
         ax.set_title(k)

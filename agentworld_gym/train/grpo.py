@@ -33,7 +33,8 @@ class GRPOConfig:
     tasks: list[Task] | None = None
     """a fixed pool to sample tasks from"""
     sampler: Any = None
-    """or any object with sample_tasks(n, rng) -> list[Task] (state_dict/load_state_dict are checkpointed)"""
+    """or any object with sample_tasks(n, rng) -> list[Task] (state_dict/load_state_dict are checkpointed,
+    report(task, success) gets every rollout outcome), or a TaskSampler-wrapped env"""
     themes: list[str] | None = None
     """when neither tasks nor sampler: synthesize from these themes (None: flagships minus held-out)"""
     difficulties: tuple[int, ...] = (1, 2)
@@ -154,7 +155,7 @@ def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig) -> list[dict]:
         chunk = jobs[lo:lo + cfg.rollout_batch]
         envs = [AgentWorldEnv(task.theme, tasks=[task], max_turns=cfg.max_turns) for _, task in chunk]
         results = run_episodes_batched(envs, policy, seeds=[0] * len(envs), options=[{"task": task} for _, task in chunk])
-        for (gi, task), r in zip(chunk, results):
+        for (gi, _task), r in zip(chunk, results, strict=True):
             r["group"] = gi
             r.pop("info", None)
         out += results
@@ -168,9 +169,12 @@ def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig) -> list[dict]:
 # The loop
 
 
-def _step_update(model, ref_model, trajs: list[dict], cfg: GRPOConfig, pad_id: int, opt, params) -> dict:
+def _step_update(model, ref_model, trajs: list[dict], cfg: GRPOConfig, pad_id: int, opt, params, accel=None) -> dict:
     """One rollout batch -> `updates_per_step` optimizer steps; returns averaged stats."""
     import torch
+
+    core = accel.unwrap_model(model) if accel is not None else model
+    backward = accel.backward if accel is not None else torch.Tensor.backward
 
     device = next(model.parameters()).device
     trajs = [t for t in trajs if sum(t["mask"]) > 0]
@@ -203,22 +207,34 @@ def _step_update(model, ref_model, trajs: list[dict], cfg: GRPOConfig, pad_id: i
             if cfg.kl_coef:
                 with torch.no_grad():
                     if ref_model is None:  # LoRA: the reference is the model without its adapter
-                        with model.disable_adapter():
+                        with core.disable_adapter():
                             ref_logp = token_logprobs(model, ids, attn)[0]
                     else:
                         ref_logp = token_logprobs(ref_model, ids, attn)[0]
             adv = torch.tensor([t["advantage"] for t in chunk], device=device)
             loss, stats = grpo_loss(logp, old_logp, adv, mask, cfg.clip_low, cfg.clip_high, ref_logp, cfg.kl_coef)
             n_tok = float(mask.sum())
-            (loss * n_tok / mb_tokens).backward()  # token-level mean over the whole minibatch
+            backward(loss * n_tok / mb_tokens)  # token-level mean over the whole minibatch
             w = n_tok / total_tokens
-            sums["loss"] += float(loss) * w
+            sums["loss"] += loss.item() * w
             sums["kl"] += stats["kl"] * w
             sums["clip_fraction"] += stats["clip_fraction"] * w
             sums["entropy"] += float((entropy.detach() * mask).sum()) / total_tokens
         sums["grad_norm"] += float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)) / len(minibatches)
         opt.step()
     return dict(sums)
+
+
+def _accelerator():
+    """An `accelerate.Accelerator` when launched on several processes (accelerate launch / torchrun), else None:
+    each process then plays its own share of tasks and gradients are averaged by DDP."""
+    import os
+
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return None
+    from accelerate import Accelerator
+
+    return Accelerator()
 
 
 def train_grpo(cfg: GRPOConfig) -> str:
@@ -230,10 +246,13 @@ def train_grpo(cfg: GRPOConfig) -> str:
 
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    device = common.device_of(cfg.device)
+    accel = _accelerator()
+    rank = accel.process_index if accel is not None else 0
+    is_main = accel is None or accel.is_main_process
+    device = str(accel.device) if accel is not None else common.device_of(cfg.device)
     source = common.task_source(cfg.tasks, cfg.sampler, cfg.themes, cfg.difficulties)
     resume_from = common.latest_checkpoint(out) if cfg.resume else None
-    common.seed_everything(cfg.seed)
+    common.seed_everything(cfg.seed + rank)
     model, tok = common.load_start_model(cfg.model, resume_from, cfg.lora, cfg.lora_r, device)
     ref_model = None
     if cfg.kl_coef and not common.is_lora(model):
@@ -253,20 +272,26 @@ def train_grpo(cfg: GRPOConfig) -> str:
             source.load_state_dict(state["sampler"])
         log.info("resumed from %s at step %d", resume_from, step)
     model.train()
-    metrics = common.MetricsLog(out / "metrics.jsonl", step)
+    core = model
+    if accel is not None:
+        model, opt = accel.prepare(model, opt)
+        core = accel.unwrap_model(model)
+    metrics = common.MetricsLog(out / "metrics.jsonl", step) if is_main else None
 
-    bar = tqdm(total=cfg.steps, initial=step, desc="grpo", disable=not cfg.progress)
+    bar = tqdm(total=cfg.steps, initial=step, desc="grpo", disable=not cfg.progress or not is_main)
     while step < cfg.steps:
         t0 = time.time()
-        tasks = source.sample_tasks(cfg.tasks_per_step, np.random.default_rng([cfg.seed, step]))
-        trajs = rollout(model, tok, tasks, cfg)
+        tasks = source.sample_tasks(cfg.tasks_per_step, np.random.default_rng([cfg.seed, step] + ([rank] if accel else [])))
+        trajs = rollout(core, tok, tasks, cfg)
         t_roll = time.time() - t0
         rewards = torch.tensor([t["reward"] for t in trajs]).view(len(tasks), cfg.group_size)
         adv = group_advantages(rewards).view(-1)
-        for t, a in zip(trajs, adv.tolist()):
+        for t, a in zip(trajs, adv.tolist(), strict=True):
             t["advantage"] = a
+            if hasattr(source, "report"):  # curriculum feedback (TaskSampler schedules)
+                source.report(tasks[t["group"]], t["success"])
         t1 = time.time()
-        stats = _step_update(model, ref_model, trajs, cfg, tok.pad_token_id, opt, params)
+        stats = _step_update(model, ref_model, trajs, cfg, tok.pad_token_id, opt, params, accel)
         t_train = time.time() - t1
         step += 1
         gen_tokens = sum(t["gen_tokens"] for t in trajs)
@@ -280,13 +305,19 @@ def train_grpo(cfg: GRPOConfig) -> str:
                "rollout_s": t_roll, "train_s": t_train, "mean_turns": float(np.mean([t["turns"] for t in trajs])),
                "groups_with_signal": int((rewards.std(dim=1) > 0).sum()),
                "per_theme_success": {k: float(np.mean(v)) for k, v in sorted(per_theme.items())}}
-        metrics.write(row)
         bar.update(1)
         bar.set_postfix(reward=f"{row['reward']:.2f}", kl=f"{row.get('kl', 0):.3f}")
-        if step % cfg.save_every == 0 or step == cfg.steps:
-            extra = {"kind": "grpo", "sampler": source.state_dict() if hasattr(source, "state_dict") else None}
-            common.save_checkpoint(out, step, model, tok, opt, extra)
+        if is_main:  # with several processes, rank 0 logs its share and saves (weights are identical)
+            metrics.write(row)
+            if step % cfg.save_every == 0 or step == cfg.steps:
+                extra = {"kind": "grpo", "sampler": source.state_dict() if hasattr(source, "state_dict") else None}
+                common.save_checkpoint(out, step, core, tok, opt, extra)
+        if accel is not None:
+            accel.wait_for_everyone()
     bar.close()
-    common.plot_metrics(out / "metrics.jsonl", out / "metrics.png",
-                        ["reward", "success", "kl", "entropy", "clip_fraction", "rollout_tokens_per_s"])
-    return str(common.save_model(model, tok, out / "final", merge=True))
+    final = out / "final"
+    if is_main:
+        common.plot_metrics(out / "metrics.jsonl", out / "metrics.png",
+                            ["reward", "success", "kl", "entropy", "clip_fraction", "rollout_tokens_per_s"])
+        common.save_model(core, tok, final, merge=True)
+    return str(final)

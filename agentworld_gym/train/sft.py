@@ -147,7 +147,7 @@ def train_sft(cfg: SFTConfig) -> str:
         opt.step()
         step += 1
         n_tok = sum(len(x) for x, _ in batch)
-        row = {"step": step, "epoch": epoch, "loss": float(loss), "grad_norm": float(grad_norm), "tokens": n_tok,
+        row = {"step": step, "epoch": epoch, "loss": loss.item(), "grad_norm": float(grad_norm), "tokens": n_tok,
                "assistant_tokens": sum(sum(m) for _, m in batch), "tokens_per_s": n_tok / max(time.time() - t0, 1e-9)}
         metrics.write(row)
         bar.update(1)

@@ -1,0 +1,178 @@
+"""The trainer: SFT + GRPO end to end on a tiny random model, the GRPO math by hand, masking, exact resume."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from agentworld_gym.envs import get_theme  # noqa: E402
+from llm_fixtures import build_tiny_model  # noqa: E402
+
+from agentworld_gym.synthesis import synthesize_task  # noqa: E402
+from agentworld_gym.train import GRPOConfig, SFTConfig, group_advantages, grpo_loss, train_grpo, train_sft  # noqa: E402
+from agentworld_gym.train.common import MetricsLog  # noqa: E402
+from agentworld_gym.train.grpo import pad_batch, token_logprobs  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny") / "model"))
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    theme = get_theme("finance")
+    return [synthesize_task(theme, 1, seed) for seed in range(4)]
+
+
+def _grpo_cfg(model, out, tasks, **kw):
+    base = dict(model=model, out_dir=str(out), tasks=tasks, steps=2, group_size=2, tasks_per_step=2, max_new_tokens=6,
+                max_turns=2, save_every=1, progress=False, lr=1e-3, kl_coef=0.1, seed=3)
+    return GRPOConfig(**{**base, **kw})
+
+
+# --------------------------------------------------------------------------------------------
+# end to end
+
+
+def test_sft_then_grpo_end_to_end(tiny, tasks, tmp_path):
+    sft_dir = train_sft(SFTConfig(model=tiny, out_dir=str(tmp_path / "sft"), tasks=tasks, batch_size=2, epochs=1,
+                                  lr=1e-3, progress=False))
+    rows = MetricsLog.read(tmp_path / "sft" / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [1, 2]
+    assert all(math.isfinite(r["loss"]) and r["assistant_tokens"] > 0 for r in rows)
+    assert (tmp_path / "sft" / "final" / "config.json").exists()
+
+    final = train_grpo(_grpo_cfg(sft_dir, tmp_path / "grpo", tasks))
+    rows = MetricsLog.read(tmp_path / "grpo" / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [1, 2]
+    for r in rows:
+        assert 0.0 <= r["reward"] <= 1.0 and 0.0 <= r["success"] <= 1.0
+        assert r["gen_tokens"] > 0 and r["per_theme_success"].keys() == {"finance"}
+        for key in ("loss", "kl", "entropy", "clip_fraction", "grad_norm"):
+            assert math.isfinite(r[key]), key
+    assert (tmp_path / "grpo" / "metrics.png").stat().st_size > 0
+    assert (tmp_path / "grpo" / "final" / "config.json").exists() and final.endswith("final")
+
+
+def test_lora_grpo_runs_and_saves_merged_weights(tiny, tasks, tmp_path):
+    pytest.importorskip("peft")
+    final = train_grpo(_grpo_cfg(tiny, tmp_path / "lora", tasks, steps=1, lora=True, lora_r=4))
+    assert (tmp_path / "lora" / "ckpt-000001" / "adapter_config.json").exists()
+    assert not (tmp_path / "lora" / "final" / "adapter_config.json").exists()  # final is merged
+    from agentworld_gym.policies.llm import load_model
+
+    model, _ = load_model(final, "cpu")
+    assert model.config.hidden_size == 32
+
+
+# --------------------------------------------------------------------------------------------
+# the math
+
+
+def test_group_advantages_by_hand():
+    adv = group_advantages([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0]])
+    s = math.sqrt(0.1875)  # population std of (0, 0, 0, 1)
+    expected = [[1, -1, -1, 1], [0, 0, 0, 0], [-0.25 / s, -0.25 / s, -0.25 / s, 0.75 / s]]
+    assert torch.allclose(adv, torch.tensor(expected), atol=1e-4)
+    assert torch.equal(adv[1], torch.zeros(4))  # all-equal rewards: exactly zero, no signal
+
+
+def test_grpo_loss_by_hand():
+    ratios = torch.tensor([[1.5, 0.5, 1.0, 3.0], [1.5, 0.5, 1.0, 3.0]])
+    old = torch.full((2, 4), -1.0)
+    logp = old + torch.log(ratios)
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 0]])  # the 4th token is an observation: ignored
+    adv = torch.tensor([1.0, -1.0])
+    loss, stats = grpo_loss(logp, old, adv, mask, clip_low=0.2, clip_high=0.28)
+    # adv +1: -min(r, clip(r)) -> -1.28, -0.5, -1.0 ; adv -1: -min(-r, -clip(r)) -> 1.5, 0.8, 1.0
+    assert loss.item() == pytest.approx((-1.28 - 0.5 - 1.0 + 1.5 + 0.8 + 1.0) / 6, abs=1e-5)
+    assert stats["clip_fraction"] == pytest.approx(2 / 6)  # 1.5 with A>0 and 0.5 with A<0
+    ref = logp + math.log(2.0)  # reference twice as likely on every token
+    loss_kl, stats_kl = grpo_loss(logp, old, adv, mask, 0.2, 0.28, ref_logp=ref, kl_coef=0.5)
+    k3 = 2.0 - math.log(2.0) - 1.0
+    assert stats_kl["kl"] == pytest.approx(k3, abs=1e-5)
+    assert loss_kl.item() == pytest.approx(loss.item() + 0.5 * k3, abs=1e-5)
+
+
+def test_zero_advantage_gives_zero_policy_gradient(tiny):
+    from agentworld_gym.policies.llm import load_model
+
+    model, tok = load_model(tiny, "cpu")
+    traj = {"ids": tok.encode("hello tool world 42", add_special_tokens=False), "mask": None}
+    traj["mask"] = [0, 0] + [1] * (len(traj["ids"]) - 2)
+    ids, attn, mask = pad_batch([traj], tok.pad_token_id, "cpu")
+    logp, _ = token_logprobs(model, ids, attn)
+    loss, _ = grpo_loss(logp, logp.detach(), torch.zeros(1), mask)
+    loss.backward()
+    assert all(p.grad is None or torch.count_nonzero(p.grad) == 0 for p in model.parameters())
+
+
+# --------------------------------------------------------------------------------------------
+# masking
+
+
+def _grads(model, tok, ids, mask, adv=1.0):
+    model.zero_grad(set_to_none=True)
+    x, attn, m = pad_batch([{"ids": ids, "mask": mask}], tok.pad_token_id, "cpu")
+    logp, _ = token_logprobs(model, x, attn)
+    loss, _ = grpo_loss(logp, logp.detach() - 0.1, torch.tensor([adv]), m)
+    loss.backward()
+    return torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+
+
+def test_tool_observation_tokens_do_not_change_the_gradient(tiny):
+    from agentworld_gym.policies.llm import ChatEncoder, load_model
+
+    model, tok = load_model(tiny, "cpu")
+    enc = ChatEncoder(tok)
+    d = enc.encode([{"role": "system", "content": "tools"}, {"role": "user", "content": "find the tier"},
+                    {"role": "assistant", "content": '{"name": "get_account", "arguments": {}}'},
+                    {"role": "tool", "content": "tier: gold"}])
+    # the trailing tool observation is masked out; vary its tokens
+    obs_start = max(i for i, m in enumerate(d.mask) if m) + 1
+    assert obs_start < len(d.ids) and not any(d.mask[obs_start:])
+    other = d.ids[:obs_start] + [(t + 7) % len(tok) for t in d.ids[obs_start:]]
+    g1 = _grads(model, tok, d.ids, d.mask)
+    g2 = _grads(model, tok, other, d.mask)
+    assert torch.allclose(g1, g2)
+    # ... while changing the model's own tokens does change it (the check can fail)
+    changed = list(d.ids)
+    first_assistant = d.mask.index(1)
+    changed[first_assistant] = (changed[first_assistant] + 7) % len(tok)
+    assert not torch.allclose(g1, _grads(model, tok, changed, d.mask))
+
+
+# --------------------------------------------------------------------------------------------
+# resume
+
+
+def test_resume_gives_the_same_next_step_loss(tiny, tasks, tmp_path):
+    train_grpo(_grpo_cfg(tiny, tmp_path / "straight", tasks, steps=2))
+    straight = MetricsLog.read(tmp_path / "straight" / "metrics.jsonl")
+
+    train_grpo(_grpo_cfg(tiny, tmp_path / "killed", tasks, steps=1))  # "killed" after step 1 (checkpoint kept)
+    train_grpo(_grpo_cfg(tiny, tmp_path / "killed", tasks, steps=2))  # resumes at step 2
+    resumed = MetricsLog.read(tmp_path / "killed" / "metrics.jsonl")
+
+    assert [r["step"] for r in resumed] == [1, 2]
+    for key in ("loss", "reward", "kl", "gen_tokens"):
+        assert resumed[1][key] == pytest.approx(straight[1][key], rel=1e-5, abs=1e-7), key
+
+
+def test_grpo_samples_through_a_task_sampler_and_feeds_it_back(tiny, tmp_path):
+    import gymnasium as gym
+    from agentworld_gym.wrappers.task_sampler import TaskSampler
+
+    from agentworld_gym.train.common import SamplerTasks, task_source
+
+    env = TaskSampler(gym.make("AgentWorld/finance-v0"), schedule="adaptive", band=(0.4, 0.7), window=4)
+    source = task_source(sampler=env)
+    assert isinstance(source, SamplerTasks)
+    train_grpo(_grpo_cfg(tiny, tmp_path / "ts", None, sampler=env, steps=1, kl_coef=0.0))
+    assert env.schedule.episodes == 4  # 2 tasks x 2 rollouts reported back to the curriculum
+    assert all(t.theme == "finance" for t in source.sample_tasks(3, __import__("numpy").random.default_rng(0)))
