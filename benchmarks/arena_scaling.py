@@ -21,6 +21,7 @@ is skipped when the script runs again (resume).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -86,8 +87,9 @@ def split(args: Args) -> tuple[list[str], list[str]]:
     """(arena themes, training themes in a fixed seeded order)."""
     from collections import Counter
 
-    from agentworld_gym.arena.evolve import split_arena
     from agentworld_gym.envs import entries
+
+    from agentworld_gym.arena.evolve import split_arena
 
     sources = set(args.sources.split(","))
     usable = sorted(e.id for e in entries() if e.source in sources)
@@ -104,18 +106,17 @@ def split(args: Args) -> tuple[list[str], list[str]]:
 
 def sft_tasks(themes: list[str], n: int, difficulties: tuple[int, ...], seed: int):
     """`n` training tasks spread evenly over `themes` (seeds disjoint from the arena's)."""
-    from agentworld_gym.arena.target import TRAIN_SEED_BASE
     from agentworld_gym.envs import get_theme
+
+    from agentworld_gym.arena.target import TRAIN_SEED_BASE
     from agentworld_gym.errors import TaskError
     from agentworld_gym.synthesis import synthesize_task
 
     tasks, i = [], 0
     while len(tasks) < n and i < 20 * n:
         theme = themes[i % len(themes)]
-        try:
+        with contextlib.suppress(TaskError):  # a theme without a task at this level: take the next theme
             tasks.append(synthesize_task(get_theme(theme), difficulties[i % len(difficulties)], TRAIN_SEED_BASE + 7 * seed + i))
-        except TaskError:
-            pass
         i += 1
     return tasks
 
@@ -127,7 +128,7 @@ def capability(records: list[dict]) -> dict:
     n = max(len(records), 1)
     ev = [dg.events_of(r["messages"]) for r in records]
     gold_first = []
-    for r, es in zip(records, ev):
+    for r, es in zip(records, ev, strict=True):
         calls = [e for e in es if e.kind == "call"]
         gold = r["task"]["solution"]
         gold_first.append(bool(calls) and bool(gold) and calls[0].name == gold[0]["name"])
@@ -144,12 +145,12 @@ def capability(records: list[dict]) -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    import torch
+
     from agentworld_gym.arena import diagnose as dg
-    from agentworld_gym.arena.evolve import EvolveConfig, Evolution, arena_tasks
+    from agentworld_gym.arena.evolve import Evolution, EvolveConfig, arena_tasks
     from agentworld_gym.arena.records import load_records, play, save_records
     from agentworld_gym.arena.trainer_adapter import TrainerLearner
-
-    import torch
 
     torch.set_num_threads(args.threads)
     out, work = Path(args.out), Path(args.work)
@@ -228,6 +229,10 @@ def main(argv=None) -> int:
     return 0
 
 
+def _causes(failures: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(failures.items(), key=lambda kv: -kv[1])[:3])
+
+
 def write_tables(out: Path, results: dict, evo: dict | None) -> None:
     a = results["args"]
     lines = ["# Arena reproduction (small scale)", "",
@@ -235,22 +240,26 @@ def write_tables(out: Path, results: dict, evo: dict | None) -> None:
              f"({a['eval_tasks']} fresh tasks each, difficulty {a['difficulties']}, max {a['max_turns']} turns).",
              f"SFT budget per configuration: {a['examples']} oracle trajectories x {a['epochs']} epochs, lr {a['lr']}, batch {a['batch_size']}.",
              "", "## Environment-diversity scaling", "",
-             "| training themes | arena success | working tool call | right first tool | train s | paper (4-domain avg) |",
-             "|---:|---:|---:|---:|---:|---|"]
+             "| training themes | arena success | readable call | working tool call | right first tool | top failure causes | train s | paper (4-domain avg) |",
+             "|---:|---:|---:|---:|---:|---|---:|---|"]
     for n, row in sorted(results["configs"].items(), key=lambda kv: int(kv[0])):
         paper = "18.4% (0 envs)" if n == "0" else ""
-        lines.append(f"| {n} | {100 * row['success']:.1f}% | {100 * row['working_call_rate']:.0f}% | "
-                     f"{100 * row['right_first_tool_rate']:.0f}% | {row['train_seconds']:.0f} | {paper} |")
-    lines.append("| 1,978 (paper) | | | | | 38.5% |")
+        lines.append(f"| {n} | {100 * row['success']:.1f}% | {100 * row['readable_call_rate']:.0f}% | {100 * row['working_call_rate']:.0f}% | "
+                     f"{100 * row['right_first_tool_rate']:.0f}% | {_causes(row['failures'])} | {row['train_seconds']:.0f} | {paper} |")
+    lines.append("| 1,978 (paper) | | | | | | | 38.5% |")
     if evo:
         lines += ["", "## Evolution rounds", "",
-                  "| round | arena success | gain | working tool call | right first tool | paper gain (MCP-Mark Postgres) |",
-                  "|---:|---:|---:|---:|---:|---|"]
+                  "| round | arena success | gain | readable call | working tool call | right first tool | top failure causes | paper gain (MCP-Mark Postgres) |",
+                  "|---:|---:|---:|---:|---:|---:|---|---|"]
         paper = {1: "+6.8", 2: "+1.8"}
         for r in evo["rounds"]:
             gain = "" if r["gain"] is None else f"{100 * r['gain']:+.1f} pts"
-            lines.append(f"| {r['round']} | {100 * r['success']:.1f}% | {gain} | {100 * r['working_call_rate']:.0f}% | "
-                         f"{100 * r['right_first_tool_rate']:.0f}% | {paper.get(r['round'], '')} |")
+            lines.append(f"| {r['round']} | {100 * r['success']:.1f}% | {gain} | {100 * r['readable_call_rate']:.0f}% | "
+                         f"{100 * r['working_call_rate']:.0f}% | {100 * r['right_first_tool_rate']:.0f}% | {_causes(r['failures'])} | "
+                         f"{paper.get(r['round'], '')} |")
+    for extra in ("NOTES.md", "COMMANDS.md"):  # hand-written reading of the numbers, and the exact commands run
+        if (out / extra).exists():
+            lines += ["", (out / extra).read_text().strip()]
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -267,7 +276,8 @@ def plot(out: Path, results: dict, evo: dict | None) -> None:
     ax = axes[0][0]
     xs = [int(n) for n, _ in rows]
     xpos = [max(x, 0.5) for x in xs]  # 0 themes drawn at 0.5 on the log axis
-    for key, label, style in (("success", "arena success", "o-"), ("working_call_rate", "working tool call", "s--"),
+    for key, label, style in (("success", "arena success", "o-"), ("readable_call_rate", "readable call", "d-."),
+                              ("working_call_rate", "working tool call", "s--"),
                               ("right_first_tool_rate", "right first tool", "^:")):
         ax.plot(xpos, [100 * r[key] for _, r in rows], style, label=label)
     ax.plot([0.5, 1978], [PAPER["scaling"]["0 envs"], PAPER["scaling"]["1,978 envs"]], "kx--", alpha=0.5, label="paper (4-domain avg)")
@@ -282,6 +292,7 @@ def plot(out: Path, results: dict, evo: dict | None) -> None:
         ax = axes[0][1]
         rs = evo["rounds"]
         ax.plot([r["round"] for r in rs], [100 * r["success"] for r in rs], "o-", label="arena success (this run)")
+        ax.plot([r["round"] for r in rs], [100 * r["readable_call_rate"] for r in rs], "d-.", label="readable call")
         ax.plot([r["round"] for r in rs], [100 * r["working_call_rate"] for r in rs], "s--", label="working tool call")
         base = 100 * rs[0]["success"]
         ax.plot([0, 1, 2], [base, base + 6.8, base + 8.6], "kx--", alpha=0.5, label="paper gains (+6.8, +1.8)")

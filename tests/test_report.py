@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from agentworld_gym.arena.evolve import EvolveConfig, Evolution
+from agentworld_gym.arena.evolve import Evolution, EvolveConfig
 from agentworld_gym.arena.report import build_report, screenshot, svg_lines
 
 

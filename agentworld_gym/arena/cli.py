@@ -47,7 +47,7 @@ def cmd_record(args) -> int:
 
 def cmd_evolve(args) -> int:
     from . import diagnose as dg
-    from .evolve import EvolveConfig, Evolution
+    from .evolve import Evolution, EvolveConfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # the CLI's own output, not at import
     config = EvolveConfig(

@@ -105,7 +105,7 @@ def arena_tasks(themes: list[str], round: int, per_theme: int, difficulties, kin
     from ..synthesis import synthesize_task
 
     tasks = []
-    for t_i, theme_id in enumerate(themes):
+    for theme_id in themes:
         theme = get_theme(theme_id)
         for i in range(per_theme):
             d = difficulties[i % len(difficulties)]
@@ -233,6 +233,9 @@ class Evolution:
                 before, note = self._escalate(before)
             after = tg.retarget(before, records, eta=c.eta) if report["status"] == "ok" else before
             weak_cells = [cell for cell in after if after[cell] > before.get(cell, 0.0) + 1e-12]
+            if report["status"] == "ok" and not weak_cells:
+                note = ("Every arena cell is equally weak (the same smoothed failure rate), so the sampling weights stay; "
+                        "the training tasks are aimed only by the diagnosed weak tools and features.")
             n_replay = int(round(c.train_tasks * c.replay_share))
             focus = tg.focus_of(report)
             targeted = tg.synthesize_targeted(after, c.train_tasks - n_replay, focus=focus, seed=c.seed * 7 + r + 1,
@@ -301,7 +304,7 @@ class Evolution:
             tasks = self.target(r, records, report)
             self.train(r, tasks)
         history = [json.loads((self.out / f"round_{r}" / "metrics.json").read_text()) for r in range(self.config.rounds + 1)]
-        for prev, cur in zip(history, history[1:]):
+        for prev, cur in zip(history, history[1:], strict=False):
             cur["gain"] = round(cur["success_rate"] - prev["success_rate"], 4)
         self.state["history"] = [{k: m.get(k) for k in ("round", "success_rate", "gain", "n")} for m in history]
         self._save()

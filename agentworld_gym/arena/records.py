@@ -113,8 +113,24 @@ def _play_batched(tasks: Sequence[Task], policy_for, *, policy: str, round: int,
         finally:
             for env in envs:
                 env.close()
-        records += [make_record(r, t, policy=policy, round=round) for r, t in zip(results, part)]
+        records += [make_record(r, t, policy=policy, round=round) for r, t in zip(results, part, strict=True)]
     return records
+
+
+def from_trajectory(line: dict) -> dict:
+    """An episode record from a `RecordTrajectory` JSONL line (agentworld_gym.wrappers.recording).
+
+    Such lines carry the task id but not the task, so the gold-solution checks (premature answer,
+    wrong tool order) cannot apply; every other failure class can.
+    """
+    steps = line.get("steps") or [{}]
+    theme = line.get("theme") or ""
+    return {"id": line.get("task_id"), "round": 0, "policy": line.get("policy", ""), "theme": theme,
+            "category": category_of(theme) if theme else "",
+            "task": {"id": line.get("task_id"), "theme": theme, "difficulty": line.get("difficulty"), "solution": []},
+            "messages": line.get("messages", []), "verification": line.get("verification") or {},
+            "reward": line.get("reward", 0.0), "success": bool(line.get("success")),
+            "truncated": bool(steps[-1].get("truncated")), "turns": line.get("turns", len(steps))}
 
 
 def save_records(records: Iterable[dict], path: str | Path) -> int:
@@ -143,6 +159,7 @@ def load_records(path: str | Path) -> list[dict]:
                     rec = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise TaskError(f"Expected one JSON episode record per line in {file}, line {lineno} is not: {exc.msg}.") from exc
+                rec = from_trajectory(rec) if "task" not in rec and "steps" in rec else rec
                 missing = [k for k in RECORD_FIELDS if k not in rec]
                 if missing:
                     raise TaskError(f"Expected episode-record fields {missing} in {file} line {lineno}, got only {sorted(rec)}. "

@@ -85,7 +85,7 @@ def svg_lines(series: dict[str, list[tuple[float, float]]], *, title: str, xlabe
              f'<line x1="{pad_l}" y1="{py(0)}" x2="{pad_l}" y2="{py(ymax)}" stroke="#888"/>']
     for k in range(5):
         y = ymax * k / 4
-        parts.append(f'<text x="{pad_l - 6}" y="{py(y) + 4}" font-size="10" text-anchor="end">{100 * y:.0f}%</text>')
+        parts.append(f'<text x="{pad_l - 6}" y="{py(y) + 4}" font-size="10" text-anchor="end">{100 * y:.3g}%</text>')
     for x in sorted(set(xs)):
         parts.append(f'<text x="{px(x)}" y="{height - pad_b + 14}" font-size="10" text-anchor="middle">{x:g}</text>')
     parts.append(f'<text x="{(width - pad_r + pad_l) / 2}" y="{height - 6}" font-size="11" text-anchor="middle">{_esc(xlabel)}</text>')
@@ -182,12 +182,19 @@ def build_report(src: str | Path, out: str | Path | None = None) -> Path:
         curves = {"overall": [(m["round"], m["success_rate"]) for m in metrics]}
         for d in sorted({d for m in metrics for d in m["per_difficulty"]}):
             curves[f"difficulty {d}"] = [(m["round"], m["per_difficulty"][d]["success_rate"]) for m in metrics if d in m["per_difficulty"]]
-        body.append("<h2>Learning curves</h2>" + svg_lines(curves, title="Arena success by round", xlabel="round"))
+        causes = [c for c in dg.FAILURE_CLASSES if any(m["failures"].get(c) for m in metrics)]
+        cause_curves = {c: [(m["round"], m["failures"].get(c, 0) / max(m["n"], 1)) for m in metrics] for c in causes}
+        body.append('<h2>Learning curves</h2><div class="grid">' + svg_lines(curves, title="Arena success by round", xlabel="round")
+                    + svg_lines(cause_curves, title="Failure causes (share of episodes)", xlabel="round", ylabel="share") + "</div>")
+        body.append("<table><tr><th>failure cause</th>" + "".join(f"<th>round {m['round']}</th>" for m in metrics) + "</tr>")
+        for c in causes:
+            body.append(f"<tr><td>{_esc(c)}</td>" + "".join(f"<td>{m['failures'].get(c, 0)}</td>" for m in metrics) + "</tr>")
+        body.append("</table>")
         losses = [(m["round"], m["train"]["stats"]["final_loss"]) for m in metrics
                   if isinstance((m.get("train") or {}).get("stats", {}).get("final_loss"), (int, float))]
         if losses:
             body.append("<p>Training loss at the end of each round: " + ", ".join(f"round {r}: {v:.3f}" for r, v in losses) + "</p>")
-        for p, m in zip(rounds, metrics):
+        for p, m in zip(rounds, metrics, strict=True):
             report = json.loads((p / "diagnosis.json").read_text())
             body.append(f"<h2>Round {m['round']} diagnosis</h2>" + diagnosis_html(report))
             if (p / "targets.json").exists():

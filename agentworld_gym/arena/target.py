@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError, TaskError
+from ..errors import AgentWorldError, ConfigError
 from ..tasks import Task
 from .diagnose import cells_of, weakness
 
@@ -72,12 +72,11 @@ def retarget(weights: dict[Cell, float], records: Sequence[dict], eta: float = 3
     by_cell, by_theme = cell_weakness(records)
     total = sum(weights.values())
     p = {c: w / total for c, w in weights.items()}
-    seen = [by_cell.get(c, by_theme.get(c[0])) for c in p]
-    known = [s for s in seen if s is not None]
-    if not known:
+    seen = {c: s for c in p if (s := by_cell.get(c, by_theme.get(c[0]))) is not None}
+    if not seen:
         return p
-    mean = sum(p[c] * (s if s is not None else 0.0) for c, s in zip(p, seen)) / max(sum(p[c] for c, s in zip(p, seen) if s is not None), 1e-12)
-    scores = {c: (s if s is not None else mean) for c, s in zip(p, seen)}
+    mean = sum(p[c] * s for c, s in seen.items()) / max(sum(p[c] for c in seen), 1e-12)  # weighted, over seen cells
+    scores = {c: seen.get(c, mean) for c in p}
     new = {c: p[c] * math.exp(eta * (scores[c] - mean)) for c in p}
     z = sum(new.values())
     new = {c: max(v / z, floor / len(new)) for c, v in new.items()}
@@ -91,6 +90,15 @@ def theme_weights(weights: dict[Cell, float]) -> dict[str, float]:
     for (theme, _, _), w in weights.items():
         out[theme] = out.get(theme, 0.0) + w
     return out
+
+
+def apply_to_sampler(sampler, weights: dict[Cell, float]) -> dict[str, float]:
+    """Set a `TaskSampler` (agentworld_gym.wrappers) over a pool env to the per-theme marginal of
+    `weights` (themes outside that pool are skipped); returns the weights it set."""
+    pool = set(sampler.theme_weights)
+    marginal = {t: w for t, w in theme_weights(weights).items() if t in pool}
+    sampler.set_theme_weights(marginal)
+    return marginal
 
 
 def focus_of(diagnosis: dict) -> dict[str, dict[str, float]]:
@@ -137,13 +145,12 @@ def synthesize_targeted(weights: dict[Cell, float], n: int, *, focus: dict[str, 
         db_seed = 0
         if complexify and j % 2 == 1:
             difficulty, db_seed = min(difficulty + 1, 5), 1
-        theme = get_theme(theme_id)
         best, best_score = None, -1.0
         for k in range(candidates):
             task_seed = TRAIN_SEED_BASE + seed * 100_003 + j * candidates + k
             try:
-                task = synthesize_task(theme, difficulty, task_seed, kind, db_seed)
-            except TaskError as exc:
+                task = synthesize_task(get_theme(theme_id), difficulty, task_seed, kind, db_seed)
+            except AgentWorldError as exc:  # a theme that cannot make a task at this level is reported, not fatal
                 failed[cell_key(cells[i])] = str(exc)
                 continue
             score = _aim_score(task, focus) if task.id not in seen_ids else -0.5
