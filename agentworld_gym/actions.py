@@ -93,7 +93,7 @@ def _loads(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _ParseFailure(f"Could not read the tool call as JSON: {exc.msg} at position {exc.pos}.")
+        raise _ParseFailure(f"Could not read the tool call as JSON: {exc.msg} at position {exc.pos}.") from None
 
 
 def _from_json(obj: Any) -> list[ToolCall]:
@@ -161,7 +161,7 @@ def _literal(node: ast.AST) -> Any:
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return [_literal(e) for e in node.elts]
     if isinstance(node, ast.Dict):
-        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values)}
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values, strict=True)}
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError):

@@ -211,7 +211,8 @@ class AgentWorldEnv(gym.Env[str, str]):
 
         difficulty = options.get("difficulty", self.difficulty)
         seed = int(self.np_random.integers(2**31))
-        return synthesize_task(self.theme, difficulty, seed, self.task_kind, self.db_seed)
+        # A theme that cannot make this level gives the nearest lower one (info["difficulty"] says which).
+        return synthesize_task(self.theme, difficulty, seed, self.task_kind, self.db_seed, fallback=True)
 
     def _info(self) -> dict:
         info = {

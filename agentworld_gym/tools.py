@@ -54,12 +54,12 @@ class Db:
     def all(self, sql: str, params: Sequence = ()) -> list[dict]:
         cur = self.conn.execute(sql, params)
         names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
     def one(self, sql: str, params: Sequence = ()) -> dict | None:
         cur = self.conn.execute(sql, params)
         row = cur.fetchone()
-        return None if row is None else dict(zip([d[0] for d in cur.description], row))
+        return None if row is None else dict(zip([d[0] for d in cur.description], row, strict=True))
 
     def value(self, sql: str, params: Sequence = ()) -> Any:
         row = self.conn.execute(sql, params).fetchone()
@@ -132,7 +132,7 @@ class Tool:
             return call.arguments
         if len(call.args) > len(self._order):
             raise ToolError(f"{self.name} takes at most {len(self._order)} positional arguments, got {len(call.args)}.")
-        bound = dict(zip(self._order, call.args))
+        bound = dict(zip(self._order, call.args, strict=False))  # fewer args than params is fine
         dup = set(bound) & set(call.arguments)
         if dup:
             raise ToolError(f"{self.name} got multiple values for {sorted(dup)}.")
@@ -248,7 +248,7 @@ def validate_arguments(schema: dict, arguments: dict) -> str | None:
     """
     props = schema.get("properties", {})
     for key in arguments:
-        if key not in props and not schema.get("additionalProperties", True) is True:
+        if key not in props and schema.get("additionalProperties", True) is not True:
             return f"Unknown argument {key!r}.{did_you_mean(key, props)} Expected arguments: {', '.join(props) or 'none'}."
     for key in schema.get("required", ()):
         if key not in arguments:

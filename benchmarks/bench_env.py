@@ -55,7 +55,7 @@ def bench_floor(args: Args) -> float:
     for _ in range(args.steps):
         call = json.loads(ACTION)
         cur = conn.execute("SELECT * FROM accounts WHERE account_id = ?", (call["arguments"]["account_id"],))
-        row = dict(zip([d[0] for d in cur.description], cur.fetchone()))
+        row = dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
         json.dumps(row)
     return args.steps / (time.perf_counter() - t)
 

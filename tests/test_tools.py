@@ -2,11 +2,11 @@ from typing import Literal
 
 import pytest
 
+from agentworld_gym import get_theme
 from agentworld_gym.actions import ToolCall
 from agentworld_gym.errors import ToolDefinitionError
 from agentworld_gym.tools import WRITE, Db, ToolError, Toolset, tool, validate_arguments
-from agentworld_gym.world import open_copy, build_template
-from agentworld_gym import get_theme
+from agentworld_gym.world import build_template, open_copy
 
 
 def test_schema_is_derived_from_hints_and_docstring():

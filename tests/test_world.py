@@ -3,8 +3,8 @@ import sqlite3
 import pytest
 
 from agentworld_gym import get_theme
-from agentworld_gym.world import build_database, build_template, cache_dir, open_copy, state_hash
 from agentworld_gym import world as world_mod
+from agentworld_gym.world import build_database, build_template, cache_dir, open_copy, state_hash
 
 
 def test_build_is_deterministic_and_seed_dependent():
@@ -40,7 +40,7 @@ def test_corrupt_disk_cache_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setattr(world_mod, "_TEMPLATES", {})
     spec = get_theme("finance").spec
     good = build_template(spec, 9)
-    (path,) = (cache_dir() / "worlds").glob(f"finance-*-9-1.sqlite")
+    (path,) = (cache_dir() / "worlds").glob("finance-*-9-1.sqlite")
     path.write_bytes(b"garbage, half a file")
     monkeypatch.setattr(world_mod, "_TEMPLATES", {})
     assert build_template(spec, 9) == good
