@@ -160,6 +160,29 @@ def test_sample_of_pool_themes_passes_check_env_with_the_oracle(pick):
     assert theme.spec.label == row[2] and taxonomy.category(theme.spec.subcategory).code == row[1]
 
 
+def test_forged_tools_never_fail_internally_on_schema_valid_calls():
+    """Every tool of a sample of pool themes (plus the ones that once raised KeyError on an optional
+    id) gets schema-valid calls with only the required and with all arguments: each answer is a
+    result or a domain error, never an internal failure."""
+    import numpy as np
+
+    from agentworld_gym.env import AgentWorldEnv
+    from agentworld_gym.spaces import sample_value
+
+    rng = np.random.default_rng(0)
+    themes = random.Random(3).sample(sorted(catalog._ROWS), 150) + ["op-gg", "weather-forecast-server"]
+    for theme_id in themes:
+        env = AgentWorldEnv(theme_id, max_turns=10**6)
+        env.reset(seed=0)
+        for t in env.theme.toolset.tools.values():
+            props, required = t.parameters.get("properties", {}), t.parameters.get("required", [])
+            for only_required in (True, False):
+                args = {k: sample_value(v, rng) for k, v in props.items() if k in required or not only_required}
+                obs, *_ = env.step(json.dumps({"name": t.name, "arguments": args}))
+                assert "failed internally" not in obs[-300:], (theme_id, t.name, args)
+        env.close()
+
+
 def test_cli_stats_and_show(capsys):
     from agentworld_gym.cli import main
 

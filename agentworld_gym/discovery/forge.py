@@ -78,6 +78,12 @@ def make_fn(t: dict, spec: ThemeSpec):
                 args.append(kw[p["name"]])
         return where, args
 
+    def need(kw: dict, p: dict):
+        # a real schema may mark a parameter optional that the tool cannot do without (the record's id)
+        if kw.get(p["name"]) is None:
+            raise ToolError(f"Give {p['name']}: this call needs it.")
+        return kw[p["name"]]
+
     def limit_of(kw: dict) -> int:
         for p in by_role.get("limit", []):
             if p["name"] in kw:
@@ -86,7 +92,7 @@ def make_fn(t: dict, spec: ThemeSpec):
 
     if kind == "get":
         def fn(db: Db, **kw):
-            return _require_row(db, table, pk, kw[key["name"]], noun)
+            return _require_row(db, table, pk, need(kw, key), noun)
     elif kind in ("list", "lookup"):
         def fn(db: Db, **kw):
             where, args = filters(db, kw)
@@ -131,7 +137,7 @@ def make_fn(t: dict, spec: ThemeSpec):
             return _require_row(db, table, pk, new_id, noun)
     elif kind == "update":
         def fn(db: Db, **kw):
-            k = kw[key["name"]]
+            k = need(kw, key)
             _require_row(db, table, pk, k, noun)
             values = {p["column"]: kw[p["name"]] for p in by_role.get("value", []) + by_role.get("fk", []) if p["name"] in kw}
             for p in by_role.get("fk", []):
@@ -145,7 +151,7 @@ def make_fn(t: dict, spec: ThemeSpec):
         value = t["value"]
 
         def fn(db: Db, **kw):
-            k = kw[key["name"]]
+            k = need(kw, key)
             row = _require_row(db, table, pk, k, noun)
             if row[col] == value:
                 raise ToolError(f"{noun.capitalize()} {k!r} is already {value}.")
@@ -153,7 +159,7 @@ def make_fn(t: dict, spec: ThemeSpec):
             return {pk: k, col: value, "previous": row[col]}
     elif kind == "delete":
         def fn(db: Db, **kw):
-            k = kw[key["name"]]
+            k = need(kw, key)
             _require_row(db, table, pk, k, noun)
             db.execute(f'DELETE FROM "{table}" WHERE "{pk}" = ?', (k,))
             return {pk: k, "deleted": True}
@@ -162,7 +168,7 @@ def make_fn(t: dict, spec: ThemeSpec):
 
         def fn(db: Db, **kw):
             where, args = [], []
-            k = kw[group["name"]]
+            k = need(kw, group)
             if group["role"] == "fk":
                 _require_row(db, group["table"], pks[group["table"]], k, _noun(group["table"]))
             where.append(f'"{group["column"]}" = ?')
@@ -178,7 +184,7 @@ def make_fn(t: dict, spec: ThemeSpec):
         src, dst, amt = by_role["from"][0], by_role["to"][0], by_role["amount"][0]
 
         def fn(db: Db, **kw):
-            a, b, amount = kw[src["name"]], kw[dst["name"]], kw[amt["name"]]
+            a, b, amount = need(kw, src), need(kw, dst), need(kw, amt)
             if not isinstance(amount, (int, float)) or amount <= 0:
                 raise ToolError(f"The amount must be greater than zero, got {amount!r}.")
             if a == b:
