@@ -26,6 +26,8 @@ class Args:
     difficulty: int = 1
     max_new_tokens: int = 48
     max_turns: int = 3
+    temperature: float = 0.0
+    """0: greedy (evaluation); 1.0: sampling, as in GRPO rollouts"""
     threads: int = 0
     """torch threads (0: torch's default)"""
     out: str = "benchmarks/results/rollout_throughput.json"
@@ -46,7 +48,8 @@ def main(args: Args) -> dict:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    policy = HFPolicy(args.model, max_new_tokens=args.max_new_tokens, temperature=0.0)
+    torch.manual_seed(0)
+    policy = HFPolicy(args.model, max_new_tokens=args.max_new_tokens, temperature=args.temperature)
     theme = get_theme(args.theme)
     tasks = [synthesize_task(theme, args.difficulty, seed) for seed in range(args.episodes)]
     thunks = [make_env(args.theme, t, args.max_turns) for t in tasks]

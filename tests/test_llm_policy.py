@@ -25,10 +25,12 @@ from agentworld_gym.policies.llm import (  # noqa: E402
     HFPolicy,
     OpenAIPolicy,
     compact_system_prompt,
+    generate_batch,
     load_model,
     make_llm_policy,
     model_messages,
     run_episodes_batched,
+    shared_prefix_len,
 )
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
 
@@ -92,6 +94,25 @@ def test_batched_episodes_each_with_their_own_env(tiny, tasks):
         assert r["reward"] in (0.0, 1.0) and 1 <= r["turns"] <= 3
         assert len(r["ids"]) == len(r["mask"]) and 0 < sum(r["mask"]) <= r["turns"] * 6 + r["turns"]
         assert r["gen_tokens"] <= r["turns"] * 6  # max_new_tokens bounds every reply
+
+
+def test_shared_prefix_batch_generates_what_each_prompt_generates_alone(tiny, tasks):
+    policy = HFPolicy(tiny, max_new_tokens=8, temperature=0.0, device="cpu")
+    env = AgentWorldEnv("finance")
+    prompts = []
+    for t in tasks:
+        _, info = env.reset(options={"task": t})
+        prompts.append(policy.encoder.encode(model_messages(info["messages"], info["tools"])).ids)
+    assert shared_prefix_len(prompts) >= 16  # the system prompt: encoded once, copied to every row
+    batched = generate_batch(policy.model, policy.encoder, prompts, 8)
+    alone = [generate_batch(policy.model, policy.encoder, [p], 8)[0] for p in prompts]
+    assert batched == alone and all(batched)
+
+
+def test_shared_prefix_len_leaves_every_prompt_a_token():
+    assert shared_prefix_len([[1, 2, 3], [1, 2, 4]]) == 2
+    assert shared_prefix_len([[1, 2], [1, 2, 3]]) == 1
+    assert shared_prefix_len([[5, 2], [1, 2]]) == 0
 
 
 def test_hf_policy_act_is_bounded_and_the_env_copes(tiny, tasks):

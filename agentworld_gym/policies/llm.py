@@ -246,23 +246,53 @@ def load_model(name: str, device: str | None = None, trainable_lora: bool = Fals
 # Generation
 
 
+def shared_prefix_len(prompts: list[list[int]]) -> int:
+    """Length of the token prefix all prompts share, leaving every prompt at least one token of its own."""
+    limit = min(len(p) for p in prompts) - 1
+    n = 0
+    while n < limit and all(p[n] == prompts[0][n] for p in prompts):
+        n += 1
+    return n
+
+
+MIN_SHARED_PREFIX = 16  # below this, one extra forward call costs more than it saves
+
+
 def generate_batch(model, encoder: ChatEncoder, prompts: list[list[int]], max_new_tokens: int,
                    temperature: float = 0.0, pad_id: int | None = None) -> list[list[int]]:
-    """Generate for many prompts at once (left padding, KV cache); each output is cut after the end token."""
+    """Generate for many prompts at once (KV cache); each output is cut after the end token.
+
+    Prompts of a batch usually share a long prefix (the system prompt with the tools; in GRPO the
+    whole first prompt of a group), so that prefix is encoded once and its KV cache is copied to
+    every row; each row's own suffix is padded on its left, between prefix and suffix. Position ids
+    come from the attention mask, so the result equals plain left padding (tested).
+    """
     import torch
 
     if not prompts:
         return []
     pad_id = encoder.tok.pad_token_id if pad_id is None else pad_id
-    width = max(len(p) for p in prompts)
     device = next(model.parameters()).device
+    shared = shared_prefix_len(prompts) if len(prompts) > 1 else 0
+    shared = shared if shared >= MIN_SHARED_PREFIX else 0
+    suffixes = [p[shared:] for p in prompts]
+    width = shared + max(len(q) for q in suffixes)
     ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
     attn = torch.zeros((len(prompts), width), dtype=torch.long)
-    for i, p in enumerate(prompts):
-        ids[i, width - len(p):] = torch.tensor(p)
-        attn[i, width - len(p):] = 1
+    ids[:, :shared] = torch.tensor(prompts[0][:shared])
+    attn[:, :shared] = 1
+    for i, q in enumerate(suffixes):
+        ids[i, width - len(q):] = torch.tensor(q)
+        attn[i, width - len(q):] = 1
     sampling = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else dict(do_sample=False)
     with torch.no_grad():
+        if shared:
+            from transformers import DynamicCache
+
+            cache = DynamicCache(config=model.config)
+            model(input_ids=ids[:1, :shared].to(device), cache=cache, use_cache=True)
+            cache.batch_repeat_interleave(len(prompts))
+            sampling["cache"] = cache
         out = model.generate(input_ids=ids.to(device), attention_mask=attn.to(device), max_new_tokens=max_new_tokens,
                              eos_token_id=encoder.end_id, pad_token_id=pad_id, use_cache=True, **sampling)
     result = []
