@@ -159,8 +159,11 @@ class Verification:
         return sum(self.checks.values()) / len(self.checks) if self.checks else 0.0
 
     def to_dict(self) -> dict:
+        """The report for `info["verification"]`. Answers are JSON text: an answer is a number in one task and
+        text in the next, and gymnasium's vector envs type each info key by the first value they see."""
         return {"passed": self.passed, "fraction": self.fraction, "checks": dict(self.checks),
-                "expected_answer": self.expected_answer, "submitted_answer": self.submitted_answer, **self.details}
+                "expected_answer": json.dumps(self.expected_answer, ensure_ascii=False, default=str),
+                "submitted_answer": json.dumps(self.submitted_answer, ensure_ascii=False, default=str), **self.details}
 
 
 def verify(task: Task, submitted: Any, final_state_hash: str | None) -> Verification:

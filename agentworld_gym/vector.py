@@ -10,50 +10,20 @@ env and database. Text observations batch as tuples of str; async workers pass t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
 
 import gymnasium as gym
 
 from .errors import ConfigError
 
 MODES = ("sync", "async")
-ANSWER_KEYS = ("expected_answer", "submitted_answer")
-
-
-class AnswersAsJsonInfo(gym.Wrapper):
-    """Stores `info["verification"]`'s answers as JSON text.
-
-    Gymnasium's vector envs batch each info key into one array typed by the first value seen; an
-    answer is a number in one task and text in the next, which would break that batching.
-    """
-
-    def reset(self, *, seed=None, options=None):
-        obs, info = self.env.reset(seed=seed, options=options)
-        return obs, _answers_as_json(info)
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return obs, reward, terminated, truncated, _answers_as_json(info)
-
-
-def _answers_as_json(info: dict[str, Any]) -> dict[str, Any]:
-    verification = info.get("verification")
-    if isinstance(verification, dict):
-        info = dict(info)
-        info["verification"] = {k: json.dumps(v, ensure_ascii=False, default=str) if k in ANSWER_KEYS else v for k, v in verification.items()}
-    return info
-
-
 def make_env(env_id: str, wrappers: Callable[[gym.Env], gym.Env] | None = None, **kwargs) -> Callable[[], gym.Env]:
-    """A thunk that builds `gym.make(env_id, **kwargs)` with vector-safe info (`AnswersAsJsonInfo`),
-    then applies `wrappers(env)`."""
+    """A thunk that builds `gym.make(env_id, **kwargs)`, then applies `wrappers(env)`."""
 
     def thunk() -> gym.Env:
         import agentworld_gym  # noqa: F401  (registers the env ids in a fresh worker process)
 
-        env = AnswersAsJsonInfo(gym.make(env_id, **kwargs))
+        env = gym.make(env_id, **kwargs)
         return wrappers(env) if wrappers is not None else env
 
     return thunk
@@ -92,4 +62,4 @@ def make_sb3_vec_env(env_id: str, num_envs: int, subprocess: bool = True, wrappe
     return SubprocVecEnv(fns) if subprocess else DummyVecEnv(fns)
 
 
-__all__ = ["MODES", "AnswersAsJsonInfo", "make_env", "make_sb3_vec_env", "make_vector_env"]
+__all__ = ["MODES", "make_env", "make_sb3_vec_env", "make_vector_env"]

@@ -14,6 +14,7 @@ import argparse
 import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym.env import AgentWorldEnv
@@ -27,6 +28,7 @@ class Args:
     steps: int = 20_000
     resets: int = 2_000
     episode_len: int = 20  # steps per episode; resets between episodes are not timed as steps
+    out: str = "benchmarks/results/bench_env.json"
 
 
 ACTION = '{"name": "get_account", "arguments": {"account_id": "AC-1010"}}'
@@ -100,6 +102,11 @@ def main() -> None:
     print(f"{'db copy (deserialize)':<42} {copy_ms:>10.3f}ms")
     print(f"{'env.reset with a given task':<42} {reset_ms:>10.3f}ms {'<= 1 ms':>12}")
     print(f"{'env.reset synthesizing a fresh task':<42} {reset_synth_ms:>10.3f}ms")
+    figures = {"theme": args.theme, "db_kib": round(size / 1024), "steps_per_s": round(steps), "floor_steps_per_s": round(floor),
+               "floor_ratio": round(floor / steps, 2), "db_copy_ms": round(copy_ms, 4), "reset_ms": round(reset_ms, 4),
+               "reset_synthesis_ms": round(reset_synth_ms, 3)}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(figures, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -178,7 +178,7 @@ def test_openai_policy_talks_to_a_real_http_server(tasks):
         server.shutdown()
     assert seen["path"] == "/v1/chat/completions" and seen["body"]["model"] == "tiny-model"
     assert seen["body"]["messages"][0]["role"] == "system" and "submit(" in seen["body"]["messages"][0]["content"]
-    assert terminated and info["verification"]["submitted_answer"] == "x"
+    assert terminated and json.loads(info["verification"]["submitted_answer"]) == "x"
 
 
 def test_bad_specs_are_config_errors():

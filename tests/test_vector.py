@@ -57,6 +57,21 @@ def test_next_step_autoreset(mode):
         envs.close()
 
 
+def test_plain_gymnasium_vector_env_batches_answers_of_mixed_types():
+    """Built the way gymnasium's docs build vector envs, with no helper of ours: a numeric answer in
+    one episode and a text answer in the next must batch into the same info key."""
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("AgentWorld/finance-v0", max_turns=2) for _ in range(3)])
+    envs.reset(seed=0)
+    envs.action_space.seed(0)
+    answers = []
+    for _ in range(12):
+        _, _, terminated, truncated, infos = envs.step(('submit(answer=7)', 'submit(answer="seven")', 'submit(answer=[1])'))
+        if "verification" in infos:
+            done = infos["_verification"]
+            answers += [json.loads(a) for a in infos["verification"]["submitted_answer"][done]]
+    assert 7 in answers and "seven" in answers and [1] in answers
+
+
 def test_shared_memory_with_text_spaces_is_a_clear_error():
     with pytest.raises(ConfigError, match="shared_memory=False"):
         gym.vector.AsyncVectorEnv([make_env("AgentWorld/finance-v0")] * 2, shared_memory=True)
