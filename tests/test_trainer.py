@@ -176,3 +176,26 @@ def test_grpo_samples_through_a_task_sampler_and_feeds_it_back(tiny, tmp_path):
     train_grpo(_grpo_cfg(tiny, tmp_path / "ts", None, sampler=env, steps=1, kl_coef=0.0))
     assert env.schedule.episodes == 4  # 2 tasks x 2 rollouts reported back to the curriculum
     assert all(t.theme == "finance" for t in source.sample_tasks(3, __import__("numpy").random.default_rng(0)))
+
+
+def test_grpo_trains_data_parallel_on_two_cpu_processes(tiny, tmp_path):
+    """The multi-GPU / multi-node path (accelerate under torchrun), exercised with two CPU processes (gloo)."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [str(Path(sys.executable).with_name("torchrun")), "--nproc_per_node", "2", "--master_port", str(port), "-m", "agentworld_gym.cli",
+           "train", "grpo", "--model", tiny, "--out-dir", str(tmp_path / "run"), "--steps", "2", "--group-size", "2",
+           "--tasks-per-step", "2", "--max-new-tokens", "8", "--max-turns", "2", "--no-progress"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]  # only rank 0 logs
+    assert all(r["processes"] == 2 for r in rows)
+    assert (tmp_path / "run" / "final" / "config.json").exists()

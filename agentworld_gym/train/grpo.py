@@ -232,9 +232,11 @@ def _accelerator():
 
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return None
+    import torch
     from accelerate import Accelerator
 
-    return Accelerator()
+    # without cpu=True, accelerate on a machine with no GPU ignores WORLD_SIZE and every process trains alone
+    return Accelerator(cpu=not torch.cuda.is_available())
 
 
 def train_grpo(cfg: GRPOConfig) -> str:
@@ -303,7 +305,7 @@ def train_grpo(cfg: GRPOConfig) -> str:
                **stats, "gen_tokens": gen_tokens, "train_tokens": train_tokens,
                "rollout_tokens_per_s": gen_tokens / max(t_roll, 1e-9), "train_tokens_per_s": train_tokens / max(t_train, 1e-9),
                "rollout_s": t_roll, "train_s": t_train, "mean_turns": float(np.mean([t["turns"] for t in trajs])),
-               "groups_with_signal": int((rewards.std(dim=1) > 0).sum()),
+               "groups_with_signal": int((rewards.std(dim=1) > 0).sum()), "processes": accel.num_processes if accel else 1,
                "per_theme_success": {k: float(np.mean(v)) for k, v in sorted(per_theme.items())}}
         bar.update(1)
         bar.set_postfix(reward=f"{row['reward']:.2f}", kl=f"{row.get('kl', 0):.3f}")

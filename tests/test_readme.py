@@ -1,0 +1,29 @@
+"""The README's Python examples run as written, and its set-up commands are the Makefile's targets."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_readme_has_examples_and_the_two_setup_commands():
+    text = README.read_text()
+    setup = re.search(r"## Set up\n\n```bash\n(.*?)```", text, flags=re.S).group(1)
+    assert [line.split()[:2] for line in setup.strip().splitlines()] == [["make", "demo"], ["make", "test"]]
+    makefile = (README.parent / "Makefile").read_text()
+    assert re.search(r"^demo:", makefile, flags=re.M) and re.search(r"^test:", makefile, flags=re.M)
+    assert "make test" in (README.parent / ".ci" / "run").read_text()
+    assert len(BLOCKS) >= 2
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_readme_python_block_runs(index, capsys):
+    pytest.importorskip("stable_baselines3")
+    exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), {"__name__": "readme"})
+    if "OraclePolicy" in BLOCKS[index]:
+        assert capsys.readouterr().out.split() == ["1.0", "True"]
