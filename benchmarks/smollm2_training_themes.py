@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 
 from agentworld_gym.envs import FLAGSHIPS, theme_ids
 
+from agentworld_gym.arena.evolve import theme_family as base
 from agentworld_gym.bench import load_heldout
-
-
-def base(slug: str) -> str:
-    return re.sub(r"-\d+$", "", slug)
 
 
 def training_themes(pool: int, seed: int = 0) -> list[str]:

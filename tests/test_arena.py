@@ -394,3 +394,14 @@ def test_tiny_evolve_with_a_trained_model(tmp_path):
     assert len(history) == 3 and all(0.0 <= m["success_rate"] <= 1.0 for m in history)
     trained = json.loads((tmp_path / "run" / "round_1" / "metrics.json").read_text())["train"]
     assert trained["skipped"] is None and trained["checkpoint"]
+
+
+def test_arena_split_holds_out_whole_theme_families():
+    from agentworld_gym.arena.evolve import split_arena, theme_family
+    from agentworld_gym.envs import entries
+
+    arena, train = split_arena(2, seed=0)
+    categories = {e.category for e in entries() if e.id in arena}
+    assert len(categories) == 20 and not set(arena) & set(train)
+    assert not {theme_family(t) for t in train} & {theme_family(a) for a in arena}
+    assert theme_family("coin-price-tracker-3") == "coin-price-tracker" and theme_family("finance") == "finance"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -96,7 +97,13 @@ def split_arena(per_category: int, seed: int = 0, max_categories: int | None = N
         k = min(per_category, max(len(order) - 1, 1)) if len(order) > 1 else 1
         arena += order[:k]
         train += order[k:]
-    return sorted(arena), sorted(train)
+    held = {theme_family(a) for a in arena}  # a numbered sibling of an arena theme shares its schema archetype
+    return sorted(arena), sorted(t for t in train if theme_family(t) not in held)
+
+
+def theme_family(theme_id: str) -> str:
+    """A theme id without its variant number: 'coin-price-tracker-3' -> 'coin-price-tracker'."""
+    return re.sub(r"-\d+$", "", theme_id)
 
 
 def arena_tasks(themes: list[str], round: int, per_theme: int, difficulties, kinds, seed: int = 0) -> list[Task]:
