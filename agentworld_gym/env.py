@@ -61,7 +61,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         from .envs.registry import get_theme
 
         # An external backend plays the theme's part (id, prompt, tool schemas) and runs the tools.
-        self.backend: Backend | None = theme if not isinstance(theme, (str, Theme)) and isinstance(theme, Backend) else None
+        self.backend: Backend | None = theme if isinstance(theme, Backend) else None
         self.theme = theme if isinstance(theme, Theme) or self.backend is not None else get_theme(theme)
         if difficulty not in range(1, 6):
             raise ConfigError(f"Expected difficulty in 1-5, got {difficulty!r}.")
@@ -216,7 +216,7 @@ class AgentWorldEnv(gym.Env[str, str]):
 
     def _info(self) -> dict:
         info = {
-            "messages": self.messages,
+            "messages": list(self.messages),  # a copy: an info kept from an earlier step must not grow
             "tools": self.theme.tool_schemas,
             "task_id": self.task.id,
             "difficulty": self.task.difficulty,

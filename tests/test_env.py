@@ -38,6 +38,12 @@ def test_reset_gives_transcript_and_info(env):
     assert "verification" not in info
 
 
+def test_an_info_kept_from_an_earlier_step_does_not_change(env):
+    _, first = env.reset(seed=0)
+    _, *_, second = env.step('{"name": "list_accounts", "arguments": {}}')
+    assert len(first["messages"]) == 2 and len(second["messages"]) == 4
+
+
 def test_same_seed_same_bytes_over_30_steps():
     def rollout():
         e = gym.make("AgentWorld/finance-v0", difficulty=3, max_turns=30)
