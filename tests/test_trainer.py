@@ -199,3 +199,33 @@ def test_grpo_trains_data_parallel_on_two_cpu_processes(tiny, tmp_path):
     assert [r["step"] for r in rows] == [1, 2]  # only rank 0 logs
     assert all(r["processes"] == 2 for r in rows)
     assert (tmp_path / "run" / "final" / "config.json").exists()
+
+
+def test_ray_rollout_actors_sample_from_the_weights_being_trained(tiny, tasks, tmp_path):
+    """Greedy rollouts on two Ray actors equal the in-process ones after the trainer's weights change,
+    come back in task order, and a GRPO run with ray_workers trains end to end."""
+    ray = pytest.importorskip("ray")
+    import torch
+
+    from agentworld_gym.policies.llm import load_model
+    from agentworld_gym.train.grpo import rollout
+    from agentworld_gym.train.ray_rollouts import RayRollouts
+
+    cfg = _grpo_cfg(tiny, tmp_path / "unused", tasks, temperature=0.0, group_size=2)
+    model, tok = load_model(tiny, "cpu")
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.05 * torch.randn_like(p))  # the trainer's model now differs from the saved start model
+    remote = RayRollouts(cfg, workers=2)
+    try:
+        far = remote(model, tasks[:3], seed=0)
+        near = rollout(model, tok, tasks[:3], cfg)
+        assert [t["group"] for t in far] == [0, 0, 1, 1, 2, 2]
+        assert [t["ids"] for t in far] == [t["ids"] for t in near]
+    finally:
+        remote.close()
+    final = train_grpo(_grpo_cfg(tiny, tmp_path / "grpo", tasks, ray_workers=2))
+    rows = MetricsLog.read(tmp_path / "grpo" / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [1, 2] and all(r["gen_tokens"] > 0 for r in rows)
+    assert (tmp_path / "grpo" / "final" / "config.json").exists() and final.endswith("final")
+    ray.shutdown()

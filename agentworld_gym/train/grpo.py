@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..tasks import Task
 from . import common
 
@@ -64,6 +65,8 @@ class GRPOConfig:
     seed: int = 0
     device: str | None = None
     progress: bool = True
+    ray_workers: int = 0
+    """play rollouts on this many Ray actors (0: in this process); see train/ray_rollouts.py"""
 
 
 # --------------------------------------------------------------------------------------------
@@ -279,12 +282,19 @@ def train_grpo(cfg: GRPOConfig) -> str:
         model, opt = accel.prepare(model, opt)
         core = accel.unwrap_model(model)
     metrics = common.MetricsLog(out / "metrics.jsonl", step) if is_main else None
+    remote = None
+    if cfg.ray_workers:
+        if accel is not None:
+            raise ConfigError("Expected either several processes (accelerate/torchrun) or ray_workers, got both.")
+        from .ray_rollouts import RayRollouts
+
+        remote = RayRollouts(cfg, cfg.ray_workers)
 
     bar = tqdm(total=cfg.steps, initial=step, desc="grpo", disable=not cfg.progress or not is_main)
     while step < cfg.steps:
         t0 = time.time()
         tasks = source.sample_tasks(cfg.tasks_per_step, np.random.default_rng([cfg.seed, step] + ([rank] if accel else [])))
-        trajs = rollout(core, tok, tasks, cfg)
+        trajs = remote(core, tasks, cfg.seed * 1_000_003 + step) if remote else rollout(core, tok, tasks, cfg)
         t_roll = time.time() - t0
         rewards = torch.tensor([t["reward"] for t in trajs]).view(len(tasks), cfg.group_size)
         adv = group_advantages(rewards).view(-1)
@@ -317,6 +327,8 @@ def train_grpo(cfg: GRPOConfig) -> str:
         if accel is not None:
             accel.wait_for_everyone()
     bar.close()
+    if remote is not None:
+        remote.close()
     final = out / "final"
     if is_main:
         common.plot_metrics(out / "metrics.jsonl", out / "metrics.png",
