@@ -397,8 +397,9 @@ def test_tiny_evolve_with_a_trained_model(tmp_path):
 
 
 def test_arena_split_holds_out_whole_theme_families():
-    from agentworld_gym.arena.evolve import split_arena, theme_family
     from agentworld_gym.envs import entries
+
+    from agentworld_gym.arena.evolve import split_arena, theme_family
 
     arena, train = split_arena(2, seed=0)
     categories = {e.category for e in entries() if e.id in arena}
