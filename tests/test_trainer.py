@@ -229,3 +229,20 @@ def test_ray_rollout_actors_sample_from_the_weights_being_trained(tiny, tasks, t
     assert [r["step"] for r in rows] == [1, 2] and all(r["gen_tokens"] > 0 for r in rows)
     assert (tmp_path / "grpo" / "final" / "config.json").exists() and final.endswith("final")
     ray.shutdown()
+
+
+def test_recovery_examples_show_the_error_and_train_only_the_recovery(tiny, tasks):
+    from agentworld_gym.policies.llm import ChatEncoder, load_model
+    from agentworld_gym.train.sft import make_examples, oracle_dialogue
+
+    _, tok = load_model(tiny, "cpu")
+    encoder = ChatEncoder(tok)
+    plain = make_examples(encoder, tasks, 4096)
+    mixed = make_examples(encoder, tasks, 4096, recovery_share=1.0)
+    for task, (ids, mask), (pids, pmask) in zip(tasks, mixed, plain, strict=True):
+        text = tok.decode(ids)
+        assert "Error: unknown tool" in text and len(ids) > len(pids)
+        trained = tok.decode([i for i, m in zip(ids, mask, strict=True) if m])
+        assert trained == tok.decode([i for i, m in zip(pids, pmask, strict=True) if m])  # same targets: the gold calls
+    dialogue = oracle_dialogue(tasks[0], detour={"name": "lookup_account", "arguments": {}})
+    assert dialogue[2]["content"].startswith('{"name": "lookup_account"') and dialogue[-1]["role"] == "assistant"

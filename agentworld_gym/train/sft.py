@@ -3,6 +3,7 @@ assistant tokens only."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ class SFTConfig:
     lora_r: int = 16
     max_seq_len: int = 1024
     max_turns: int = 8
+    recovery_share: float = 0.0
+    """share of trajectories that first call a wrong tool name (masked out), get the env's error, then recover"""
     save_every: int = 50
     """optimizer steps between checkpoints"""
     resume: bool = True
@@ -51,27 +54,65 @@ class SFTConfig:
     """(advanced) pre-encoded examples (ids, mask); filled by train_sft when empty"""
 
 
-def oracle_dialogue(task: Task, max_turns: int = 8) -> list[dict]:
-    """The oracle's episode on `task` as the compact dialogue a model sees (ending on its submit call)."""
+def oracle_dialogue(task: Task, max_turns: int = 8, detour: dict | None = None) -> list[dict]:
+    """The oracle's episode on `task` as the compact dialogue a model sees (ending on its submit call).
+
+    With `detour`, the episode opens with that call instead (e.g. a tool that does not exist), shows the
+    env's real error, then plays the gold solution: a demonstration of recovering from a mistake.
+    """
     from ..env import AgentWorldEnv
-    from ..policies.base import OraclePolicy, run_episode
     from ..policies.llm import model_messages
 
-    env = AgentWorldEnv(task.theme, tasks=[task], max_turns=max_turns)
-    result = run_episode(env, OraclePolicy(env), options={"task": task})
+    env = AgentWorldEnv(task.theme, tasks=[task], max_turns=max_turns + 1)
+    _, info = env.reset(options={"task": task})
+    answer = task.answer if task.answer_type != "none" else "done"
+    for call in [*([detour] if detour else []), *task.solution, {"name": "submit", "arguments": {"answer": answer}}]:
+        _, _, terminated, truncated, info = env.step(json.dumps(call))
+        if terminated or truncated:
+            break
     env.close()
-    msgs = model_messages(result["info"]["messages"], result["info"]["tools"])
+    msgs = model_messages(info["messages"], info["tools"])
     while msgs and msgs[-1]["role"] != "assistant":
         msgs.pop()  # the "Submitted: ..." observation is not trained on
     return msgs
 
 
-def make_examples(encoder, tasks: list[Task], max_seq_len: int, max_turns: int = 8) -> list[tuple[list[int], list[int]]]:
+VERBS = ("get", "lookup", "show", "fetch", "find", "search", "list", "browse", "view", "read")
+
+
+def wrong_tool_call(task: Task, tool_names: set[str], rng: np.random.Generator) -> dict | None:
+    """The gold first call with its verb swapped for one the theme does not use (`lookup_facility`
+    where the tool is `show_facility`): the mistake models make when they guess names from the task."""
+    first = task.solution[0]
+    verb, _, noun = first["name"].partition("_")
+    if not noun:
+        return None
+    names = [f"{v}_{noun}" for v in VERBS if v != verb and f"{v}_{noun}" not in tool_names]
+    return {"name": names[int(rng.integers(len(names)))], "arguments": first["arguments"]} if names else None
+
+
+def make_examples(encoder, tasks: list[Task], max_seq_len: int, max_turns: int = 8, recovery_share: float = 0.0,
+                  seed: int = 0) -> list[tuple[list[int], list[int]]]:
+    """(ids, mask) per task; a `recovery_share` of them open with a wrong tool name whose tokens are
+    masked out of the loss, so the model learns the recovery, never the mistake."""
+    from ..envs import get_theme
+
+    rng = np.random.default_rng([seed, 3])
     out = []
     for task in tasks:
-        d = encoder.encode(oracle_dialogue(task, max_turns))
+        detour = None
+        if rng.random() < recovery_share:
+            detour = wrong_tool_call(task, set(get_theme(task.theme).toolset.tools), rng)
+        d = encoder.encode(oracle_dialogue(task, max_turns, detour))
+        mask = list(d.mask)
+        if detour is not None:  # the first assistant turn is the wrong call: not a target
+            start = mask.index(1)
+            end = start
+            while end < len(mask) and mask[end] == 1:
+                end += 1
+            mask[start:end] = [0] * (end - start)
         if len(d.ids) <= max_seq_len:
-            out.append((d.ids, d.mask))
+            out.append((d.ids, mask))
     return out
 
 
@@ -114,7 +155,7 @@ def train_sft(cfg: SFTConfig) -> str:
         rng = np.random.default_rng([cfg.seed, 1])
         tasks = cfg.tasks if cfg.tasks is not None else common.SynthesizedTasks(cfg.themes, cfg.difficulties).sample_tasks(cfg.n_examples, rng)
         t0 = time.time()
-        examples = make_examples(encoder, list(tasks), cfg.max_seq_len, cfg.max_turns)
+        examples = make_examples(encoder, list(tasks), cfg.max_seq_len, cfg.max_turns, cfg.recovery_share, cfg.seed)
         log.info("%d SFT examples in %.1fs", len(examples), time.time() - t0)
     if not examples:
         from ..errors import ConfigError
