@@ -20,7 +20,7 @@ cp runs/smollm2-recovery-sft/metrics.jsonl "$R/sft_metrics.jsonl"
 # multi-environment GRPO from the recovery SFT checkpoint (same scaled-down settings as smollm2_pipeline.sh)
 t $AW train grpo --model runs/smollm2-recovery-sft/final --out-dir runs/smollm2-recovery-grpo --themes "$THEMES" --steps 4 \
     --group-size 4 --tasks-per-step 4 --lr 1e-5 --kl-coef 0.01 --max-new-tokens 48 --max-turns 4 --save-every 1 \
-    --difficulties 1,2 --no-progress
+    --micro-batch 2 --difficulties 1,2 --no-progress  # micro-batch 2: recovery episodes are longer (8 x ~1k tokens took 17 GB)
 t $AW bench --suite heldout --policy hf:runs/smollm2-recovery-grpo/final --episodes 28 --out "$R/heldout_sft_grpo"
 t $AW bench --suite bfcl --policy hf:runs/smollm2-recovery-grpo/final --episodes 10 --bfcl-path ../shared/data/bfcl --out "$R/bfcl_sft_grpo"
 cp runs/smollm2-recovery-grpo/metrics.jsonl "$R/grpo_metrics.jsonl"; cp runs/smollm2-recovery-grpo/metrics.png "$R/grpo_metrics.png" || true
