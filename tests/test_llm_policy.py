@@ -14,7 +14,6 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from agentworld_gym.envs import get_theme  # noqa: E402
-from llm_fixtures import build_tiny_model  # noqa: E402
 
 from agentworld_gym.env import AgentWorldEnv  # noqa: E402
 from agentworld_gym.errors import ConfigError  # noqa: E402
@@ -33,11 +32,6 @@ from agentworld_gym.policies.llm import (  # noqa: E402
     shared_prefix_len,
 )
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return str(build_tiny_model(tmp_path_factory.mktemp("tiny") / "model"))
 
 
 @pytest.fixture(scope="module")

@@ -10,17 +10,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from agentworld_gym.envs import get_theme  # noqa: E402
-from llm_fixtures import build_tiny_model  # noqa: E402
 
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
 from agentworld_gym.train import GRPOConfig, SFTConfig, group_advantages, grpo_loss, train_grpo, train_sft  # noqa: E402
 from agentworld_gym.train.common import MetricsLog  # noqa: E402
 from agentworld_gym.train.grpo import pad_batch, token_logprobs  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return str(build_tiny_model(tmp_path_factory.mktemp("tiny") / "model"))
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +233,8 @@ def test_recovery_examples_show_the_error_and_train_only_the_recovery(tiny, task
     encoder = ChatEncoder(tok)
     plain = make_examples(encoder, tasks, 4096)
     mixed = make_examples(encoder, tasks, 4096, recovery_share=1.0)
-    for task, (ids, mask), (pids, pmask) in zip(tasks, mixed, plain, strict=True):
+    assert len(mixed) == len(plain) == len(tasks)
+    for (ids, mask), (pids, pmask) in zip(mixed, plain, strict=True):
         text = tok.decode(ids)
         assert "Error: unknown tool" in text and len(ids) > len(pids)
         trained = tok.decode([i for i, m in zip(ids, mask, strict=True) if m])
