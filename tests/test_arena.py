@@ -15,6 +15,7 @@ from agentworld_gym.arena.evolve import Evolution, EvolveConfig
 from agentworld_gym.arena.learner import FixedLearner, TrainResult
 from agentworld_gym.arena.records import load_records, make_record, save_records
 from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.errors import TaskError
 from agentworld_gym.synthesis import synthesize_task
 from agentworld_gym.tasks import Task
 from agentworld_gym.world import open_copy
@@ -182,6 +183,17 @@ def test_diagnose_ranks_the_weak_cells_and_round_trips(tmp_path, t1, t2):
     assert report["weak"]["tool"][0]["key"] in {s["name"] for s in t2.solution}
     md = dg.to_markdown(report)
     assert "premature_answer" in md and "## By tool" in md
+
+
+def test_records_of_a_run_directory_skip_the_task_files_beside_them(tmp_path, t1, t2):
+    from agentworld_gym.tasks import save_tasks
+
+    (tmp_path / "round_0").mkdir()
+    save_records([play_script(t1, [submit("x")])], tmp_path / "round_0" / "eval.jsonl")
+    save_tasks([t1, t2], tmp_path / "round_0" / "train_tasks.jsonl")
+    assert len(load_records(tmp_path)) == 1
+    with pytest.raises(TaskError, match="episode-record fields"):  # named explicitly, a task file is still an error
+        load_records(tmp_path / "round_0" / "train_tasks.jsonl")
 
 
 def test_diagnose_reports_a_perfect_policy(t1):

@@ -143,10 +143,21 @@ def save_records(records: Iterable[dict], path: str | Path) -> int:
     return n
 
 
+def _holds_records(file: Path) -> bool:
+    with open(file, encoding="utf-8") as f:
+        first = next((line for line in f if line.strip()), "")
+    try:
+        rec = json.loads(first)
+    except json.JSONDecodeError:
+        return True  # let load_records report the bad line
+    return isinstance(rec, dict) and ("task" in rec or "steps" in rec)
+
+
 def load_records(path: str | Path) -> list[dict]:
     """Episode records from a JSONL file (or every *.jsonl file in a directory)."""
     path = Path(path)
-    files = sorted(path.glob("**/*.jsonl")) if path.is_dir() else [path]
+    # in a directory (an evolve run) other JSONL files sit beside the records, e.g. task files: skip them
+    files = [f for f in sorted(path.glob("**/*.jsonl")) if _holds_records(f)] if path.is_dir() else [path]
     if not files:
         raise TaskError(f"Expected episode-record JSONL files in {path}, got none.")
     out = []
