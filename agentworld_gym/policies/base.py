@@ -23,6 +23,12 @@ def _gold(env) -> Any:
     return task
 
 
+def gold_actions(task) -> list[dict]:
+    """The task's gold tool calls followed by the submit call with the gold answer."""
+    answer = task.answer if task.answer_type != "none" else "done"
+    return [*task.solution, {"name": "submit", "arguments": {"answer": answer}}]
+
+
 class OraclePolicy:
     """Replays the current task's gold solution, then submits the gold answer.
 
@@ -34,12 +40,9 @@ class OraclePolicy:
         self.env = env
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        task = _gold(self.env)
+        actions = gold_actions(_gold(self.env))
         calls_made = sum(1 for m in info["messages"] if m["role"] == "assistant")
-        if calls_made < len(task.solution):
-            return json.dumps(task.solution[calls_made])
-        answer = task.answer if task.answer_type != "none" else "done"
-        return json.dumps({"name": "submit", "arguments": {"answer": answer}})
+        return json.dumps(actions[min(calls_made, len(actions) - 1)])
 
 
 class RandomPolicy:

@@ -61,12 +61,12 @@ def oracle_dialogue(task: Task, max_turns: int = 8, detour: dict | None = None) 
     env's real error, then plays the gold solution: a demonstration of recovering from a mistake.
     """
     from ..env import AgentWorldEnv
+    from ..policies.base import gold_actions
     from ..policies.llm import model_messages
 
     env = AgentWorldEnv(task.theme, tasks=[task], max_turns=max_turns + 1)
     _, info = env.reset(options={"task": task})
-    answer = task.answer if task.answer_type != "none" else "done"
-    for call in [*([detour] if detour else []), *task.solution, {"name": "submit", "arguments": {"answer": answer}}]:
+    for call in [*([detour] if detour else []), *gold_actions(task)]:
         _, _, terminated, truncated, info = env.step(json.dumps(call))
         if terminated or truncated:
             break
