@@ -56,10 +56,10 @@ class RayRollouts:
     def __call__(self, model, tasks: list[Task], seed: int) -> list[dict]:
         weights = self.ray.put({k: v.detach().cpu() for k, v in model.state_dict().items()})
         shares = [list(range(i, len(tasks), len(self.actors))) for i in range(len(self.actors))]
-        jobs = [(share, actor.play.remote(weights, [tasks[j] for j in share], seed + i))
-                for i, (actor, share) in enumerate(zip(self.actors, shares, strict=True)) if share]
+        busy = [(actor, share) for actor, share in zip(self.actors, shares, strict=True) if share]
+        results = self.ray.get([actor.play.remote(weights, [tasks[j] for j in share], seed + i) for i, (actor, share) in enumerate(busy)])
         out: list[dict] = []
-        for share, result in zip([s for s, _ in jobs], self.ray.get([job for _, job in jobs]), strict=True):
+        for (_, share), result in zip(busy, results, strict=True):
             for traj in result:
                 traj["group"] = share[traj["group"]]  # an actor numbers its own share's tasks from 0
             out += result
