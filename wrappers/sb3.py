@@ -38,9 +38,15 @@ _ID_LIKE = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*[-_]?\d+[A-Za-z0-9-]*(?![\
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 _STEP_REF = re.compile(r"(?:^|\n)\s*\d+\.\s|\bsteps? \d+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
-_STOPWORDS = frozenset(
-    ["the", "and", "for", "from", "with", "that", "this", "what", "which", "whose", "how", "many", "much", "are", "is", "was", "were", "give", "gives", "result", "results", "step", "steps", "then", "when", "done", "does", "did", "look", "find", "list", "get", "set", "show", "tell", "into", "onto", "than", "there", "their", "them", "they", "its", "it's", "has", "have", "had", "all", "any", "each", "every", "one", "two", "three", "per", "this", "year", "also", "please", "confirm", "need", "you", "your", "work", "out", "spent", "after", "before", "first", "second", "third", "last", "listed", "lists", "careful", "different", "leave", "other", "same", "about", "only", "once", "again", "then", "total", "number", "value", "name"]
-)
+_STOPWORDS = frozenset((
+    "the", "and", "for", "from", "with", "that", "this", "what", "which", "whose", "how", "many", "much", "are", "is",
+    "was", "were", "give", "gives", "result", "results", "step", "steps", "then", "when", "done", "does", "did", "look",
+    "find", "list", "get", "set", "show", "tell", "into", "onto", "than", "there", "their", "them", "they", "its",
+    "it's", "has", "have", "had", "all", "any", "each", "every", "one", "two", "three", "per", "this", "year", "also",
+    "please", "confirm", "need", "you", "your", "work", "out", "spent", "after", "before", "first", "second", "third",
+    "last", "listed", "lists", "careful", "different", "leave", "other", "same", "about", "only", "once", "again",
+    "then", "total", "number", "value", "name",
+))
 ITEMS_PER_LIST = 3  # list outputs: values are taken from the first few items only
 VALUES_PER_PARAM = 6
 CALLS_PER_TOOL = 8
