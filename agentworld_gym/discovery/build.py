@@ -44,7 +44,9 @@ def finish_templates(templates: list[dict], spec: ThemeSpec) -> list[dict]:
         tab = spec.table(t["table"])
         cols = {c.name: c for c in tab.columns}
         for p in t["params"]:  # a relation dropped to break a cycle leaves its parameter without effect
-            if p["role"] == "fk" and (p.get("column") not in cols or cols[p["column"]].gen != "fk") or p["role"] in ("filter", "value") and p.get("column") not in cols:
+            dead_fk = p["role"] == "fk" and (p.get("column") not in cols or cols[p["column"]].gen != "fk")
+            dead_column = p["role"] in ("filter", "value") and p.get("column") not in cols
+            if dead_fk or dead_column:
                 p["role"] = "ignore"
         if t["kind"] == "search" and not t.get("columns"):
             texts = [c.name for c in tab.columns[1:] if c.gen == "faker" and (c.arg if isinstance(c.arg, str) else c.arg[0]) in TEXT_PROVIDERS]

@@ -544,7 +544,7 @@ def _template(tool, tname, props, required, kind, key, tab: TableDraft, draft: T
             role = "ignore"
         elif kind == "search" and not query_done and t == "string" and not enum and (low in QUERY_NAMES or not any(humanize(x).replace(" ", "_") in QUERY_NAMES for x in props)):
             role, query_done = "query", True
-        elif t == "boolean" and not write or kind in ("delete", "cancel", "get", "aggregate"):
+        elif (t == "boolean" and not write) or kind in ("delete", "cancel", "get", "aggregate"):
             role = "ignore"
         else:
             role = "value" if write else "filter"
