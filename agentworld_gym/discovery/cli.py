@@ -46,21 +46,17 @@ def cmd_stats(args) -> int:
 
 def cmd_discover(args) -> int:
     """Read every input (shape detected, or --format), run the pipeline, print and save the summary.
-    Exit status 1 when no theme was kept; 2 when an input has no accepted shape."""
-    from ..errors import InputFormatError
+    Exit status 1 when no theme was kept; an input of no accepted shape raises InputFormatError (status 2)."""
+    from ..errors import ConfigError
     from .formats import read_input, read_mcp
     from .pipeline import discover, write_json_atomic
     from .summary import format_summary, run_summary
 
     if not args.catalog and not args.mcp:
-        print("error: give --catalog PATH and/or --mcp 'COMMAND' (a live MCP server)")
-        return 2
-    try:
-        inputs = [read_input(args.catalog, args.format, args.name)] if args.catalog else []
-        inputs += [read_mcp(cmd, args.name if len(args.mcp) == 1 and not args.catalog else None) for cmd in args.mcp]
-    except InputFormatError as exc:
-        print(f"error: {exc}")
-        return 2
+        raise ConfigError("Expected an input, got none. Give --catalog PATH (a file or folder of tool specs) and/or "
+                          "--mcp 'COMMAND' (a live MCP server).")
+    inputs = [read_input(args.catalog, args.format, args.name)] if args.catalog else []
+    inputs += [read_mcp(cmd, args.name if len(args.mcp) == 1 and not args.catalog else None) for cmd in args.mcp]
     proposer = None
     if args.llm_url:
         from .llm import openai_proposer
