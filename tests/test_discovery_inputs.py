@@ -12,13 +12,13 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from agentworld_gym.envs.registry import get_entry, register_theme
 
 import agentworld_gym
 from agentworld_gym.cli import main
 from agentworld_gym.discovery.formats import SHAPES, read_input, read_mcp
 from agentworld_gym.discovery.infer import slugify
 from agentworld_gym.discovery.summary import tool_rows
-from agentworld_gym.envs.registry import get_entry, register_theme
 from agentworld_gym.errors import ConfigError, InputFormatError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,8 +29,9 @@ TOUCAN = ROOT.parent / "shared" / "data" / "catalogs" / "toucan_mcp_servers.json
 @pytest.fixture(autouse=True)
 def isolated_registry():
     """Each test's discovered themes are gone after it (they would clash with the next test's)."""
-    from agentworld_gym.discovery import load
     from agentworld_gym.envs import registry
+
+    from agentworld_gym.discovery import load
 
     saved = (dict(registry._ENTRIES), dict(registry._LOADED), dict(load._ORIGIN), dict(gym.registry))
     yield

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 
@@ -56,7 +57,10 @@ def cmd_discover(args) -> int:
         raise ConfigError("Expected an input, got none. Give --catalog PATH (a file or folder of tool specs) and/or "
                           "--mcp 'COMMAND' (a live MCP server).")
     inputs = [read_input(args.catalog, args.format, args.name)] if args.catalog else []
-    inputs += [read_mcp(cmd, args.name if len(args.mcp) == 1 and not args.catalog else None) for cmd in args.mcp]
+    for cmd in args.mcp:
+        if not args.quiet:
+            print(f"listing the tools of the MCP server {cmd!r} ...", file=sys.stderr)
+        inputs.append(read_mcp(cmd, args.name if len(args.mcp) == 1 and not args.catalog else None))
     proposer = None
     if args.llm_url:
         from .llm import openai_proposer
