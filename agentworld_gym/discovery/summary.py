@@ -78,8 +78,15 @@ def tool_rows(src: Source, rec: dict | None) -> list[dict]:
 
 def run_summary(inputs: list[Input], out: str | Path, limit: int | None = None) -> dict:
     """Totals and per-tool rows for the sources of `inputs` that a discover run into `out` handled."""
-    sources = [s for inp in inputs for s in inp.sources][:limit]
-    bad = [b for inp in inputs for b in inp.bad]
+    sources: list[Source] = []
+    bad = []
+    for item in (item for inp in inputs for item in inp.items):  # in the order discover saw them, up to `limit` sources
+        if isinstance(item, Source):
+            if limit is not None and len(sources) >= limit:
+                break
+            sources.append(item)
+        else:
+            bad.append(item)
     records = _records_by_source(sources, Path(out) / "themes")
     rows = [r for src, rec in zip(sources, records, strict=True) for r in tool_rows(src, rec)]
     kept = [r for r in rows if r["kept"]]
