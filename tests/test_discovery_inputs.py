@@ -192,8 +192,10 @@ def test_a_run_that_keeps_nothing_fails(tmp_path, capsys):
                                                  "inputSchema": {"type": "object", "properties": {"options": {"type": "object"}}, "required": ["options"]}}]}]
     path = tmp_path / "servers.json"
     path.write_text(json.dumps(nested))
-    assert main(["discover", "--catalog", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 1
-    assert "FAILED: no theme kept" in capsys.readouterr().out
+    assert main(["discover", "--catalog", str(path), "--out", str(tmp_path / "out")]) == 1
+    printed = capsys.readouterr()
+    assert "FAILED: no theme kept" in printed.out
+    assert "discover: 100%" in printed.err  # the progress bar
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["ok"] is False and report["summary"]["tools_dropped"]
     with pytest.raises(ConfigError, match="none kept"):
