@@ -34,6 +34,10 @@ class ToolDefinitionError(AgentWorldError, TypeError):
     """A tool function whose signature or docstring cannot be turned into a schema."""
 
 
+class InputFormatError(ConfigError):
+    """A discovery input whose shape is not one of the accepted tool-spec formats (or that holds no tools)."""
+
+
 class TaskError(AgentWorldError, ValueError):
     """A task that cannot be synthesized, loaded or verified."""
 

@@ -81,7 +81,7 @@ def ensure_registered(theme: str) -> None:
     from agentworld_gym.envs import register_theme, theme_ids
 
     if theme not in theme_ids():
-        register_theme(importlib.import_module(f"agentworld_gym.envs.themes.{theme}").THEME)
+        register_theme(importlib.import_module(f"agentworld_gym.envs.themes.{theme}").THEME, replace=True)
 
 
 def task_set(theme: str, difficulty: int, n: int, first_seed: int) -> list:

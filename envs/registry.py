@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import gymnasium as gym
 
-from agentworld_gym.errors import UnknownThemeError, did_you_mean
+from agentworld_gym.errors import ConfigError, UnknownThemeError, did_you_mean
 from agentworld_gym.theme import Theme
 
 NAMESPACE = "AgentWorld"
@@ -38,8 +38,16 @@ def env_id(theme_id: str) -> str:
     return f"{NAMESPACE}/{theme_id}-v0"
 
 
-def register_theme(entry: ThemeEntry | Theme, *, gym_register: bool = True) -> str:
-    """Add a theme to the registry (and to gymnasium as AgentWorld/<id>-v0); returns the env id."""
+def register_theme(entry: ThemeEntry | Theme, *, gym_register: bool = True, replace: bool = False) -> str:
+    """Add a theme to the registry (and to gymnasium as AgentWorld/<id>-v0); returns the env id.
+
+    An id that is already registered raises ConfigError unless `replace=True`: a theme never
+    silently takes the place of another (discovered themes load under a prefix, see `load_pool`)."""
+    theme_id = entry.id
+    if theme_id in _ENTRIES and not replace:
+        raise ConfigError(f"Expected a theme id that is not registered yet, got {theme_id!r} (a {_ENTRIES[theme_id].source} theme). "
+                          "Pass replace=True to replace it, or register yours under another id "
+                          "(agentworld_gym.load_pool(DIR, prefix=...) for a discovered folder).")
     if isinstance(entry, Theme):
         theme = entry
         _LOADED[theme.id] = theme

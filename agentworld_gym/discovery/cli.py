@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 
 def pool_stats() -> dict:
@@ -44,19 +46,36 @@ def cmd_stats(args) -> int:
 
 
 def cmd_discover(args) -> int:
-    from .pipeline import discover
-    from .sources import read_catalog
+    """Read every input (shape detected, or --format), run the pipeline, print and save the summary.
+    Exit status 1 when no theme was kept; an input of no accepted shape raises InputFormatError (status 2)."""
+    from ..errors import ConfigError
+    from .formats import read_input, read_mcp
+    from .pipeline import discover, write_json_atomic
+    from .summary import format_summary, run_summary
 
+    if not args.catalog and not args.mcp:
+        raise ConfigError("Expected an input, got none. Give --catalog PATH (a file or folder of tool specs) and/or "
+                          "--mcp 'COMMAND' (a live MCP server).")
+    inputs = [read_input(args.catalog, args.format, args.name)] if args.catalog else []
+    for cmd in args.mcp:
+        if not args.quiet:
+            print(f"listing the tools of the MCP server {cmd!r} ...", file=sys.stderr)
+        inputs.append(read_mcp(cmd, args.name if len(args.mcp) == 1 and not args.catalog else None))
     proposer = None
     if args.llm_url:
         from .llm import openai_proposer
 
         proposer = openai_proposer(args.llm_url, args.llm_model)
-    report = discover(read_catalog(args.catalog), args.out, limit=args.limit, rounds=args.rounds, progress=not args.quiet, proposer=proposer)
-    short = {k: (len(v) if isinstance(v, list) else v) for k, v in report.items()}
-    print(json.dumps(short))
-    print(f"wrote {args.out}/themes/*.json and {args.out}/report.json")
-    return 0
+    items = [item for inp in inputs for item in inp.items]
+    report = discover(items, args.out, limit=args.limit, rounds=args.rounds, progress=not args.quiet, proposer=proposer)
+    summary = run_summary(inputs, args.out, args.limit)
+    report.update(ok=summary["ok"], summary=summary)
+    write_json_atomic(Path(args.out) / "report.json", report)
+    print(format_summary(summary))
+    print(f"wrote {args.out}/themes/*.json and {args.out}/report.json (per-tool reasons under summary.tools)")
+    if summary["ok"]:
+        print(f"use them: agentworld_gym.load_pool({str(args.out)!r})  ->  gym.make('AgentWorld/local.<id>-v0')")
+    return 0 if summary["ok"] else 1
 
 
 def cmd_show(args) -> int:
@@ -87,11 +106,19 @@ def cmd_show(args) -> int:
 
 
 def add_commands(sub) -> None:
+    from .formats import SHAPES
+
+    files = [s for s in SHAPES if s != "mcp-command"]
     p = sub.add_parser("stats", help="counts over the registered pool (themes, tools, categories, validation)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
-    p = sub.add_parser("discover", help="turn a catalog of real tools/servers into validated themes")
-    p.add_argument("--catalog", required=True, help="Toucan/TensorBlock JSONL, a tool-schema JSON/JSONL file, or a directory of them")
+    p = sub.add_parser("discover", help="turn your tools (a spec file or a live MCP server) into validated themes")
+    p.add_argument("--catalog", default=None, help="a file (or folder of files) of tool specs in any accepted shape, detected by "
+                   "shape: " + ", ".join(files))
+    p.add_argument("--mcp", action="append", default=[], metavar="COMMAND",
+                   help="a live MCP server to read tools from, e.g. --mcp 'python my_server.py' (repeatable)")
+    p.add_argument("--format", default=None, choices=files, help="read --catalog as this shape instead of detecting it")
+    p.add_argument("--name", default=None, help="theme name for a single-server input (default: the file or command name)")
     p.add_argument("--limit", type=int, default=None, help="at most this many sources")
     p.add_argument("--out", default="discovered", help="output directory (resumable: finished themes are kept)")
     p.add_argument("--rounds", type=int, default=0, help="complexification rounds per theme")

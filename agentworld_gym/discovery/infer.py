@@ -7,6 +7,7 @@ Nothing here runs SQL; `forge` binds the template specs to a built world.
 from __future__ import annotations
 
 import re
+import unicodedata
 import zlib
 from dataclasses import dataclass, field
 
@@ -126,8 +127,16 @@ def plural(word: str) -> str:
     return word + "s"
 
 
+def _fold(c: str) -> str:
+    """A Latin letter with accents -> its ASCII letter ('é' -> 'e'); any other character as it is."""
+    base = unicodedata.normalize("NFKD", c)
+    return base[0] if base[0].isascii() and base[0].isalpha() else c
+
+
 def slugify(text: str) -> str:
-    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    """'Café Déjà-vu 2' -> 'cafe-deja-vu-2'; accents fold to ASCII, other scripts stay readable
+    ('天气 MCP' -> '天气-mcp'): gymnasium ids accept any Unicode word character."""
+    s = re.sub(r"[\W_]+", "-", "".join(map(_fold, unicodedata.normalize("NFKC", text))).lower()).strip("-")
     s = re.sub(r"-v(\d)", r"-w\1", s)  # '-v2' inside a slug would read as a gymnasium version
     return s[:48].strip("-") or "theme"
 
