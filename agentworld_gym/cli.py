@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 import gymnasium as gym
@@ -125,6 +126,7 @@ def cmd_demo(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentworld", description="Agent-World tool-use environments for Gymnasium.")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback on errors (anywhere on the line; or AGENTWORLD_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list the registered environments")
@@ -164,15 +166,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # --debug is accepted anywhere on the line (and as AGENTWORLD_DEBUG=1): a traceback instead of one line
+    debug = "--debug" in argv or os.environ.get("AGENTWORLD_DEBUG", "") not in ("", "0")
+    args = build_parser().parse_args([a for a in argv if a != "--debug"])
     try:
         return args.func(args) or 0
-    except (AgentWorldError, gym.error.Error) as exc:
-        print(f"agentworld: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("agentworld: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"agentworld: error: {one_line_error(exc)}", file=sys.stderr)
+        return 2 if isinstance(exc, (AgentWorldError, gym.error.Error)) else 1
+
+
+def one_line_error(exc: BaseException) -> str:
+    """The error as one line: our typed errors are already phrased for users; others get their type and
+    first line, and a pointer to --debug for the rest."""
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else ""
+    if isinstance(exc, (AgentWorldError, gym.error.Error)):
+        return first or type(exc).__name__
+    return f"{type(exc).__name__}: {first} (run with --debug for the traceback)"
 
 
 if __name__ == "__main__":

@@ -34,15 +34,19 @@ def _config(cls, args):
 
 
 def cmd_sft(args) -> int:
+    from ..policies.model_source import check_model_source
     from . import SFTConfig, train_sft
 
+    check_model_source(args.model)  # fail before building tasks, not minutes later
     print(json.dumps({"final": train_sft(_config(SFTConfig, args))}))
     return 0
 
 
 def cmd_grpo(args) -> int:
+    from ..policies.model_source import check_model_source
     from . import GRPOConfig, train_grpo
 
+    check_model_source(args.model)  # fail before building tasks, not minutes later
     print(json.dumps({"final": train_grpo(_config(GRPOConfig, args))}))
     return 0
 
