@@ -40,21 +40,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_play(args) -> int:
-    env = gym.make(envs.env_id(args.theme), difficulty=args.difficulty, max_turns=args.max_turns)
-    obs, info = env.reset(seed=args.seed)
-    print(obs)
-    print('\nType a tool call (JSON or name(arg=...)); submit(answer="...") to finish; Ctrl-D to quit.')
-    while True:
-        try:
-            action = input("\n> ")
-        except EOFError:
-            return 0
-        before = len(obs)
-        obs, reward, terminated, truncated, info = env.step(action)
-        print(obs[before:])
-        if terminated or truncated:
-            print(f"\nEpisode over: reward {reward}, verification {json.dumps(info.get('verification'))}")
-            return 0
+    from .play import run
+
+    return run(args)
 
 
 def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, **make_kwargs) -> dict:
@@ -134,11 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", help="only themes from this source (flagship, toucan, ...)")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("play", help="play an episode yourself in the terminal")
-    p.add_argument("theme")
-    p.add_argument("--difficulty", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-turns", type=int, default=20)
+    p = sub.add_parser("play", help="play episodes yourself in the terminal (/help inside)")
+    p.add_argument("theme", help="a theme (finance) or env id (AgentWorld/finance-v0); `agentworld list` shows them")
+    p.add_argument("--difficulty", type=int, default=1, help="task difficulty 1-5 (default: %(default)s)")
+    p.add_argument("--task-kind", default="graph", choices=("graph", "programmatic", "mixed"), help="how tasks are synthesized (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode; /reset moves to the next (default: %(default)s)")
+    p.add_argument("--max-turns", type=int, default=20, help="turns before the episode is cut off (default: %(default)s)")
+    p.add_argument("--color", default="auto", choices=("auto", "always", "never"),
+                   help="colours: auto uses them on a terminal unless NO_COLOR is set (default: %(default)s)")
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("demo", help="a short tour: the pool, an oracle episode, a benchmark table")

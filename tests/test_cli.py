@@ -33,4 +33,5 @@ def test_play_in_a_real_terminal_session():
     out = subprocess.run([sys.executable, "-m", "agentworld_gym.cli", "play", "finance", "--seed", "1"],
                          input=script, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert '"account_id": "AC-1001"' in out.stdout and "Episode over: reward 0.0" in out.stdout
+    assert '"account_id": "AC-1001"' in out.stdout and "Episode over: NOT PASSED, reward 0" in out.stdout
+    assert 'Answer: wrong. You submitted "no idea"' in out.stdout
