@@ -9,6 +9,7 @@ terminal unless NO_COLOR is set or TERM is dumb (`--color always|never` override
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -268,10 +269,8 @@ def setup_readline(session: PlaySession):
     from .world import cache_dir
 
     history = Path(os.environ.get("AGENTWORLD_PLAY_HISTORY") or cache_dir() / "play_history")
-    try:
+    with contextlib.suppress(OSError):  # no history yet
         readline.read_history_file(history)
-    except OSError:
-        pass
     readline.set_history_length(HISTORY_LENGTH)
 
     def complete(text: str, state: int):

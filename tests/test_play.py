@@ -1,5 +1,6 @@
 """`agentworld play` driven through a real pseudo-terminal, as a person at a keyboard would."""
 
+import contextlib
 import os
 import pty
 import re
@@ -41,10 +42,8 @@ class Terminal:
             if time.time() > end or self.proc.poll() is not None and not select.select([self.master], [], [], 0)[0]:
                 raise AssertionError(f"expected {text!r}; the terminal shows:\n{plain[-3000:]}")
             if select.select([self.master], [], [], 0.2)[0]:
-                try:
+                with contextlib.suppress(OSError):  # the child closed the terminal
                     self.raw += os.read(self.master, 65536).decode(errors="replace")
-                except OSError:  # the child closed the terminal
-                    pass
 
     def close(self) -> int:
         try:
