@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list the registered environments")
-    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
     p.add_argument("--source", help="only themes from this source (flagship, toucan, ...)")
     p.set_defaults(func=cmd_list)
 
@@ -133,8 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("demo", help="a short tour: the pool, an oracle episode, a benchmark table")
-    p.add_argument("--episodes", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--episodes", type=int, default=10, help="episodes per flagship theme and policy in the table")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("bench", help="evaluate a policy on an env or a suite")
@@ -153,7 +153,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).add_commands(sub)
+    for each in all_parsers(parser):
+        each.formatter_class = DefaultsHelpFormatter
     return parser
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless it is empty (None, False) or already named."""
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        if any(action.default is empty for empty in (None, False, argparse.SUPPRESS)) or "default" in text or not (action.option_strings or action.nargs == "?"):
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
+def all_parsers(parser: argparse.ArgumentParser):
+    """The parser and every subcommand's parser, depth first."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases repeat a parser
+                yield from all_parsers(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -88,7 +88,7 @@ def cmd_show(args) -> int:
 
 def add_commands(sub) -> None:
     p = sub.add_parser("stats", help="counts over the registered pool (themes, tools, categories, validation)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=cmd_stats)
     p = sub.add_parser("discover", help="turn a catalog of real tools/servers into validated themes")
     p.add_argument("--catalog", required=True, help="Toucan/TensorBlock JSONL, a tool-schema JSON/JSONL file, or a directory of them")
@@ -100,6 +100,6 @@ def add_commands(sub) -> None:
     p.add_argument("--llm-model", default="default", help="model name for --llm-url")
     p.set_defaults(func=cmd_discover)
     p = sub.add_parser("show", help="a theme's schema, tools and sample tasks")
-    p.add_argument("theme")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("theme", help="theme id, e.g. finance (`agentworld list` shows them)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample tasks")
     p.set_defaults(func=cmd_show)
