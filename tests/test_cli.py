@@ -53,9 +53,9 @@ def test_every_option_has_help_with_its_default():
             name = f"{parser.prog} {'/'.join(action.option_strings) or action.dest}"
             if not (action.help or "").strip():
                 missing.append(name)
-            elif action.option_strings and not isinstance(action.default, bool) and action.default is not None:
-                if "default" not in formatter._expand_help(action):
-                    no_default.append(name)
+            elif (action.option_strings and not isinstance(action.default, bool) and action.default is not None
+                  and "default" not in formatter._expand_help(action)):
+                no_default.append(name)
     assert not missing, f"options without help: {missing}"
     assert not no_default, f"options whose help does not show the default: {no_default}"
 

@@ -14,7 +14,7 @@ def field_docs(cls) -> dict[str, str]:
 
     body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
     docs = {}
-    for field, doc in zip(body, body[1:]):
+    for field, doc in zip(body, body[1:], strict=False):
         if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and isinstance(doc, ast.Expr)
                 and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
             docs[field.target.id] = " ".join(doc.value.value.split())
