@@ -201,6 +201,8 @@ def one_line_error(exc: BaseException) -> str:
     first = lines[0] if lines else ""
     if isinstance(exc, (AgentWorldError, gym.error.Error)):
         return first or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename is not None:  # a missing or unwritable path needs no traceback
+        return f"{exc.strerror or type(exc).__name__}: {exc.filename}"
     return f"{type(exc).__name__}: {first} (run with --debug for the traceback)"
 
 

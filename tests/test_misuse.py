@@ -90,6 +90,7 @@ def test_cli_errors_are_one_line_and_debug_shows_the_traceback():
 def test_unexpected_errors_are_one_line_too(capsys):
     assert one_line_error(ValueError("first line\nsecond line")) == "ValueError: first line (run with --debug for the traceback)"
     assert one_line_error(ConfigError("Expected X, got Y.")) == "Expected X, got Y."
+    assert one_line_error(FileNotFoundError(2, "No such file or directory", "nope.jsonl")) == "No such file or directory: nope.jsonl"
     assert issubclass(MissingFileError, AgentWorldError)
     assert main(["play", "finanse"]) == 2
     assert capsys.readouterr().err.strip().count("\n") == 0
