@@ -119,3 +119,17 @@ def test_colour_choice(monkeypatch, choice, tty, no_color, expected):
         monkeypatch.delenv("NO_COLOR", raising=False)
     stream = type("S", (), {"isatty": lambda self: tty})()
     assert use_colour(choice, stream) is expected
+
+
+def test_the_verification_is_explained_in_words():
+    from types import SimpleNamespace
+
+    from agentworld_gym.play import explain
+
+    task = SimpleNamespace(answer_type="text", tolerance=0.01, state_tables=("accounts", "transfers"))
+    good = explain({"checks": {"answer": True, "state": True}, "expected_answer": '"ok"', "submitted_answer": '"OK"'}, task, False, 20)
+    assert good == ['Answer: correct. You submitted "OK"; the expected answer is "ok" (compared as text).',
+                    "Database: it ends exactly as the task asks (accounts, transfers match the gold solution replayed on a fresh copy)."]
+    bad = explain({"checks": {"state": False}}, task, True, 5)
+    assert bad[0] == "The episode ran out of turns (5) before an answer was submitted."
+    assert bad[1].startswith("Database: it does not end as the task asks (accounts, transfers differ")
