@@ -126,7 +126,7 @@ class PlaySession:
     # ------------------------------------------------------------------ episode
     def start(self) -> None:
         _, info = self.env.reset(seed=self.seed)
-        self.info, self.done, self.turn = info, False, 0
+        self.info, self.done = info, False
         self.tools = [t for t in info["tools"] if t["function"]["name"] != "submit"]
         self.say(f"\n== {info['theme']}: episode with seed {self.seed}, difficulty {info['difficulty']}, "
                  f"up to {self.max_turns} turns ==", "bold")
@@ -293,7 +293,8 @@ def run(args) -> int:
     def confirm(question: str) -> bool:
         try:
             answer = input(session.style(question, "yellow", prompt=True))
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):
+            session.say()
             return False
         if rl is not None and answer.strip():  # the y/n is not worth recalling with Up
             rl[0].remove_history_item(rl[0].get_current_history_length() - 1)
