@@ -33,8 +33,10 @@ def suites_dir() -> Path:
     """$AGENTWORLD_SUITES, else the suites shipped with the package (benchmarks/suites in a checkout)."""
     if os.environ.get("AGENTWORLD_SUITES"):
         return Path(os.environ["AGENTWORLD_SUITES"])
-    from . import suites
-
+    try:
+        from . import suites
+    except ImportError:  # an editable install older than the suites package: `pip install -e .` refreshes it
+        return Path(__file__).resolve().parents[1] / "benchmarks" / "suites"
     return Path(suites.__file__).parent
 
 
