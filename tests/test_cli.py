@@ -28,7 +28,7 @@ def test_unknown_env_is_a_clear_error(capsys):
     assert "Did you mean: `finance`" in capsys.readouterr().err
 
 
-def test_play_in_a_real_terminal_session():
+def test_play_reads_a_script_from_a_pipe():
     script = 'get_account(account_id="AC-1001")\nsubmit(answer="no idea")\n'
     out = subprocess.run([sys.executable, "-m", "agentworld_gym.cli", "play", "finance", "--seed", "1"],
                          input=script, capture_output=True, text=True, timeout=120)

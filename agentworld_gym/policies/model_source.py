@@ -55,9 +55,12 @@ def check_model_source(name: str) -> None:
         return
     if name.startswith(("/", ".", "~")) or name.endswith("/") or name.count("/") > 1 or not HUB_ID.match(name):
         raise MissingFileError(f"Expected a model folder or a Hugging Face hub id, got {name!r}: no such folder. {HINT}")
-    if in_hf_cache(name):
-        return
+    cached = in_hf_cache(name)
     reason = offline_reason()
+    if cached:
+        if reason is not None:  # load the cached copy without asking the hub first (takes effect before transformers loads)
+            os.environ["HF_HUB_OFFLINE"] = "1"
+        return
     if reason is not None:
         raise ConfigError(f"Expected a model available offline, got {name!r}: not a local folder, not in the Hugging Face "
                           f"cache, and the hub is offline ({reason}). {HINT}")
