@@ -123,6 +123,12 @@ class PlaySession:
     def say(self, text: str = "", *names: str) -> None:
         print(self.style(text, *names), file=self.out, flush=True)
 
+    @property
+    def episode_env(self):
+        """The AgentWorldEnv playing this episode (a pool env holds one per theme)."""
+        env = self.env.unwrapped
+        return getattr(env, "current", None) or env
+
     # ------------------------------------------------------------------ episode
     def start(self) -> None:
         _, info = self.env.reset(seed=self.seed)
@@ -141,7 +147,7 @@ class PlaySession:
 
     def show_task(self) -> None:
         self.say("\nTask:", "bold")
-        self.say(textwrap.indent(self.env.unwrapped.task.instruction, "  "), "yellow")
+        self.say(textwrap.indent(self.episode_env.task.instruction, "  "), "yellow")
 
     def show_tools(self, name: str | None = None) -> None:
         if name:
@@ -175,7 +181,7 @@ class PlaySession:
         from .policies.base import gold_actions
 
         self.done = True
-        task = self.env.unwrapped.task
+        task = self.episode_env.task
         verification = self.info["verification"]
         passed = verification["passed"]
         self.say(f"\nEpisode over: {'PASSED' if passed else 'NOT PASSED'}, reward {reward:g}.", "bold", "green" if passed else "red")
@@ -246,7 +252,7 @@ class PlaySession:
     def prompt(self) -> str:
         if self.done:
             return self.style("(over) > ", "dim", prompt=True)
-        return self.style(f"turn {self.env.unwrapped.turn + 1}/{self.max_turns} > ", "bold", "blue", prompt=True)
+        return self.style(f"turn {self.episode_env.turn + 1}/{self.max_turns} > ", "bold", "blue", prompt=True)
 
 
 def pretty(content: str) -> str:

@@ -133,3 +133,11 @@ def test_the_verification_is_explained_in_words():
     bad = explain({"checks": {"state": False}}, task, True, 5)
     assert bad[0] == "The episode ran out of turns (5) before an answer was submitted."
     assert bad[1].startswith("Database: it does not end as the task asks (accounts, transfers differ")
+
+
+def test_play_a_pool_id(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "agentworld_gym.cli", "play", "pool-finance-markets", "--seed", "3"],
+                         input="/task\n/quit\n", capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "AGENTWORLD_PLAY_HISTORY": str(tmp_path / "history")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("Task:") == 2 and "turn 1/20 > " in out.stdout
