@@ -64,6 +64,27 @@ def test_unloadable_models_fail_before_transformers(monkeypatch, name, error, me
     assert message in str(caught.value) and "smollm2-135m" in str(caught.value)  # the hint
 
 
+def test_an_unreachable_hub_is_detected_without_the_env_flag(monkeypatch):
+    import socket
+
+    from agentworld_gym.policies.model_source import offline_reason
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    with socket.socket() as s:  # a port nobody listens on: the connection is refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    assert offline_reason() == "no connection to 127.0.0.1 (ConnectionRefusedError)"
+    with pytest.raises(ConfigError, match=r"the hub is offline \(no connection to 127.0.0.1"):
+        check_model_source("someone/not-a-cached-model")
+    with socket.socket() as server:  # and a listening one counts as reachable
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+        assert offline_reason() is None
+
+
 def test_a_folder_without_a_checkpoint_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="Expected a model checkpoint folder"):
         check_model_source(str(tmp_path))

@@ -29,7 +29,7 @@ def offline_reason(timeout: float = 1.5) -> str | None:
             return f"{var}={os.environ[var]}"
     url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
     try:
-        socket.create_connection((url.hostname, url.port or 443), timeout=timeout).close()
+        socket.create_connection((url.hostname, url.port or (80 if url.scheme == "http" else 443)), timeout=timeout).close()
     except OSError as exc:
         return f"no connection to {url.hostname} ({exc.__class__.__name__})"
     return None
