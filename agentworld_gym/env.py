@@ -283,6 +283,8 @@ def _load_task_list(tasks, theme_id: str) -> list[Task] | None:
         return None
     if isinstance(tasks, (str, Path)):
         loaded = load_tasks(tasks)
+    elif not isinstance(tasks, Sequence):
+        raise ConfigError(f"Expected tasks to be a JSONL path or a list of tasks, got {type(tasks).__name__}.")
     else:
         loaded = [t if isinstance(t, Task) else Task.from_dict(t) for t in tasks]
     if not loaded:

@@ -25,6 +25,7 @@ gym.register_envs(agentworld_gym)
     ("finance", {"difficulty": 6}, ConfigError, "Expected difficulty in 1-5, got 6."),
     ("finance", {"difficulty": "2"}, ConfigError, "Expected difficulty to be an int, got '2' (str)."),
     ("finance", {"max_turns": 0}, ConfigError, "Expected max_turns >= 1"),
+    ("finance", {"tasks": 5}, ConfigError, "Expected tasks to be a JSONL path or a list of tasks, got int."),
     ("finance", {"scale": -1.0}, ConfigError, "Expected scale to be a number > 0"),
     # the pool builds a theme's env only at some later reset: its arguments are checked up front
     ("pool", {"dificulty": 2}, UnknownArgumentError, "Did you mean 'difficulty'?"),
