@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q --disable-pip-version-check
 
-.PHONY: demo test install install-all bench lint clean
+.PHONY: demo test wheel-check install install-all bench lint clean
 
 $(VENV)/.core: setup.cfg pyproject.toml
 	python3 -m venv $(VENV)
@@ -29,8 +29,15 @@ install-all: $(VENV)/.all
 demo: $(VENV)/.core
 	$(VENV)/bin/agentworld demo
 
-test: $(VENV)/.all
+test: $(VENV)/.all wheel-check
 	HF_HUB_OFFLINE=1 $(PY) -m pytest
+
+# The product as a user installs it: build the wheel, install it into a fresh venv, run the held-out
+# suite and the demo from outside the repository (about 10 s). The build uses the venv's setuptools (no
+# build isolation, nothing downloaded); from 70.1 it builds wheels without the separate `wheel` package.
+wheel-check: $(VENV)/.core
+	$(PIP) "setuptools>=70.1"
+	$(PY) .ci/wheel_check.py
 
 bench: $(VENV)/.all
 	$(PY) benchmarks/bench_env.py

@@ -25,13 +25,19 @@ import numpy as np
 
 from .errors import ConfigError
 
-SUITES_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "suites"
 BFCL_CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
 SUITES = ("heldout", "bfcl")
 
 
 def suites_dir() -> Path:
-    return Path(os.environ.get("AGENTWORLD_SUITES") or SUITES_DIR)
+    """$AGENTWORLD_SUITES, else the suites shipped with the package (benchmarks/suites in a checkout)."""
+    if os.environ.get("AGENTWORLD_SUITES"):
+        return Path(os.environ["AGENTWORLD_SUITES"])
+    try:
+        from . import suites
+    except ImportError:  # an editable install older than the suites package: `pip install -e .` refreshes it
+        return Path(__file__).resolve().parents[1] / "benchmarks" / "suites"
+    return Path(suites.__file__).parent
 
 
 def heldout_themes(path: str | Path | None = None) -> set[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 import gymnasium as gym
@@ -39,21 +40,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_play(args) -> int:
-    env = gym.make(envs.env_id(args.theme), difficulty=args.difficulty, max_turns=args.max_turns)
-    obs, info = env.reset(seed=args.seed)
-    print(obs)
-    print('\nType a tool call (JSON or name(arg=...)); submit(answer="...") to finish; Ctrl-D to quit.')
-    while True:
-        try:
-            action = input("\n> ")
-        except EOFError:
-            return 0
-        before = len(obs)
-        obs, reward, terminated, truncated, info = env.step(action)
-        print(obs[before:])
-        if terminated or truncated:
-            print(f"\nEpisode over: reward {reward}, verification {json.dumps(info.get('verification'))}")
-            return 0
+    from .play import run
+
+    return run(args)
 
 
 def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, **make_kwargs) -> dict:
@@ -125,23 +114,27 @@ def cmd_demo(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentworld", description="Agent-World tool-use environments for Gymnasium.")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback on errors (anywhere on the line; or AGENTWORLD_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list the registered environments")
-    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
     p.add_argument("--source", help="only themes from this source (flagship, toucan, ...)")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("play", help="play an episode yourself in the terminal")
-    p.add_argument("theme")
-    p.add_argument("--difficulty", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-turns", type=int, default=20)
+    p = sub.add_parser("play", help="play episodes yourself in the terminal (/help inside)")
+    p.add_argument("theme", help="a theme (finance) or env id (AgentWorld/finance-v0); `agentworld list` shows them")
+    p.add_argument("--difficulty", type=int, default=1, help="task difficulty 1-5 (default: %(default)s)")
+    p.add_argument("--task-kind", default="graph", choices=("graph", "programmatic", "mixed"), help="how tasks are synthesized (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode; /reset moves to the next (default: %(default)s)")
+    p.add_argument("--max-turns", type=int, default=20, help="turns before the episode is cut off (default: %(default)s)")
+    p.add_argument("--color", default="auto", choices=("auto", "always", "never"),
+                   help="colours: auto uses them on a terminal unless NO_COLOR is set (default: %(default)s)")
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("demo", help="a short tour: the pool, an oracle episode, a benchmark table")
-    p.add_argument("--episodes", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--episodes", type=int, default=10, help="episodes per flagship theme and policy in the table")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("bench", help="evaluate a policy on an env or a suite")
@@ -160,19 +153,57 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).add_commands(sub)
+    for each in all_parsers(parser):
+        each.formatter_class = DefaultsHelpFormatter
     return parser
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless it is empty (None, False) or already named."""
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        if any(action.default is empty for empty in (None, False, argparse.SUPPRESS)) or "default" in text or not (action.option_strings or action.nargs == "?"):
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
+def all_parsers(parser: argparse.ArgumentParser):
+    """The parser and every subcommand's parser, depth first."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases repeat a parser
+                yield from all_parsers(sub)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # --debug is accepted anywhere on the line (and as AGENTWORLD_DEBUG=1): a traceback instead of one line
+    debug = "--debug" in argv or os.environ.get("AGENTWORLD_DEBUG", "") not in ("", "0")
+    args = build_parser().parse_args([a for a in argv if a != "--debug"])
     try:
         return args.func(args) or 0
-    except (AgentWorldError, gym.error.Error) as exc:
-        print(f"agentworld: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("agentworld: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"agentworld: error: {one_line_error(exc)}", file=sys.stderr)
+        return 2 if isinstance(exc, (AgentWorldError, gym.error.Error)) else 1
+
+
+def one_line_error(exc: BaseException) -> str:
+    """The error as one line: our typed errors are already phrased for users; others get their type and
+    first line, and a pointer to --debug for the rest."""
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else ""
+    if isinstance(exc, (AgentWorldError, gym.error.Error)):
+        return first or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename is not None:  # a missing or unwritable path needs no traceback
+        return f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+    return f"{type(exc).__name__}: {first} (run with --debug for the traceback)"
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ supplies only its spec, tools and task source.
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import gymnasium as gym
 
 from .actions import ParsedAction, parse_action
 from .backend import Backend
-from .errors import ConfigError, ResetNeededError, TaskError
+from .errors import ConfigError, ResetNeededError, TaskError, check_choice, check_unknown_kwargs
 from .spaces import TextSpace, ToolCallSpace
 from .tasks import Task, Verification, load_tasks, verify
 from .theme import Theme
@@ -57,20 +58,15 @@ class AgentWorldEnv(gym.Env[str, str]):
         db_seed: int = 0,
         scale: float = 1.0,
         render_mode: str | None = None,
+        **unknown: Any,
     ):
         from .envs.registry import get_theme
 
+        check_env_args({**unknown, "difficulty": difficulty, "task_kind": task_kind, "max_turns": max_turns,
+                        "reward_mode": reward_mode, "db_seed": db_seed, "scale": scale, "render_mode": render_mode})
         # An external backend plays the theme's part (id, prompt, tool schemas) and runs the tools.
         self.backend: Backend | None = theme if isinstance(theme, Backend) else None
         self.theme = theme if isinstance(theme, Theme) or self.backend is not None else get_theme(theme)
-        if difficulty not in range(1, 6):
-            raise ConfigError(f"Expected difficulty in 1-5, got {difficulty!r}.")
-        if reward_mode not in REWARD_MODES:
-            raise ConfigError(f"Expected reward_mode in {REWARD_MODES}, got {reward_mode!r}.")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ConfigError(f"Expected render_mode in {self.metadata['render_modes']}, got {render_mode!r}.")
-        if max_turns < 1:
-            raise ConfigError(f"Expected max_turns >= 1, got {max_turns!r}.")
         self.difficulty = difficulty
         self.task_kind = task_kind
         self.max_turns = max_turns
@@ -254,11 +250,41 @@ class AgentWorldEnv(gym.Env[str, str]):
                 self.restore(state["db"])
 
 
+def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted: Sequence[str] | None = None) -> None:
+    """Raise a typed error, with a hint, for any argument AgentWorldEnv refuses: unknown names (did you
+    mean), wrong types, values out of range or not among the choices. Run at construction, so at
+    gym.make time, by AgentWorldEnv and by every env that passes arguments on to it later (the pool)."""
+    import inspect
+
+    if accepted is None:
+        accepted = [p for p in inspect.signature(AgentWorldEnv.__init__).parameters if p not in ("self", "unknown")]
+    check_unknown_kwargs(owner, args, accepted)
+    for name in ("difficulty", "max_turns", "db_seed"):
+        if name in args and not (isinstance(args[name], numbers.Integral) and not isinstance(args[name], bool)):
+            raise ConfigError(f"Expected {name} to be an int, got {args[name]!r} ({type(args[name]).__name__}).")
+    if "difficulty" in args and args["difficulty"] not in range(1, 6):
+        raise ConfigError(f"Expected difficulty in 1-5, got {args['difficulty']!r}.")
+    if "max_turns" in args and args["max_turns"] < 1:
+        raise ConfigError(f"Expected max_turns >= 1, got {args['max_turns']!r}.")
+    if "scale" in args and not (isinstance(args["scale"], numbers.Real) and 0 < args["scale"] < float("inf")):
+        raise ConfigError(f"Expected scale to be a number > 0, got {args['scale']!r}.")
+    if "task_kind" in args:
+        from .synthesis import KINDS
+
+        check_choice("task_kind", args["task_kind"], KINDS)
+    if "reward_mode" in args:
+        check_choice("reward_mode", args["reward_mode"], REWARD_MODES)
+    if "render_mode" in args:
+        check_choice("render_mode", args["render_mode"], (None, *AgentWorldEnv.metadata["render_modes"]))
+
+
 def _load_task_list(tasks, theme_id: str) -> list[Task] | None:
     if tasks is None:
         return None
     if isinstance(tasks, (str, Path)):
         loaded = load_tasks(tasks)
+    elif not isinstance(tasks, Sequence):
+        raise ConfigError(f"Expected tasks to be a JSONL path or a list of tasks, got {type(tasks).__name__}.")
     else:
         loaded = [t if isinstance(t, Task) else Task.from_dict(t) for t in tasks]
     if not loaded:

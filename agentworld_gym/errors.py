@@ -26,6 +26,17 @@ class ConfigError(AgentWorldError, ValueError):
     """Bad constructor arguments or an inconsistent spec."""
 
 
+class UnknownArgumentError(ConfigError, TypeError):
+    """A keyword argument the constructor does not take (a TypeError too, as Python would raise)."""
+
+
+class MissingFileError(ConfigError, FileNotFoundError):
+    """A file or folder named in an argument that does not exist (a FileNotFoundError too)."""
+
+    def __str__(self) -> str:  # OSError would format (errno, strerror)
+        return str(self.args[0]) if self.args else ""
+
+
 class ResetNeededError(AgentWorldError, RuntimeError):
     """`step()` called before `reset()` or after the episode ended."""
 
@@ -56,6 +67,23 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     if not close:
         return ""
     return " Did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def check_choice(name: str, value, choices: Iterable) -> None:
+    """Raise a ConfigError naming the choices (and the closest one) when `value` is not among them."""
+    choices = tuple(choices)
+    if value not in choices:
+        hint = did_you_mean(value, [str(c) for c in choices]) if isinstance(value, str) else ""
+        raise ConfigError(f"Expected {name} in {choices}, got {value!r}.{hint}")
+
+
+def check_unknown_kwargs(owner: str, given: Iterable[str], accepted: Iterable[str]) -> None:
+    """Raise an UnknownArgumentError for the first keyword `owner` does not take, with a did-you-mean."""
+    accepted = sorted(accepted)
+    for name in given:
+        if name not in accepted:
+            raise UnknownArgumentError(f"Expected a keyword argument of {owner} ({', '.join(accepted)}), "
+                                       f"got {name!r}.{did_you_mean(name, accepted)}")
 
 
 def require(module: str, extra: str):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .actions import ToolCall
-from .errors import TaskError
+from .errors import MissingFileError, TaskError
 
 ANSWER_TYPES = ("number", "text", "set", "bool", "none")
 
@@ -84,6 +84,9 @@ def save_tasks(tasks: Iterable[Task], path: str | Path) -> int:
 
 
 def load_tasks(path: str | Path) -> list[Task]:
+    if not Path(path).is_file():
+        raise MissingFileError(f"Expected a JSONL task file, got {str(path)!r}: no such file. "
+                               "Write one with `agentworld synth THEME -n 20 -o tasks.jsonl`.")
     out = []
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):

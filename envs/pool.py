@@ -44,6 +44,15 @@ class PoolEnv(gym.Env[str, str]):
         from .registry import entries
 
         registered = {e.id: e for e in entries()}
+
+        import inspect
+
+        from agentworld_gym.env import AgentWorldEnv, check_env_args
+
+        # checked now, not when a theme's env is first built at some later reset
+        passed_on = [p for p in inspect.signature(AgentWorldEnv.__init__).parameters if p not in ("self", "unknown", "theme", "tasks", "render_mode")]
+        own = [p for p in inspect.signature(PoolEnv.__init__).parameters if p not in ("self", "env_kwargs")]
+        check_env_args({**env_kwargs, "render_mode": render_mode}, "PoolEnv", [*own, *passed_on])
         by_theme: dict[str, list[Task]] = {}
         if tasks is not None:
             loaded = load_tasks(tasks) if isinstance(tasks, (str, Path)) else [t if isinstance(t, Task) else Task.from_dict(t) for t in tasks]

@@ -110,7 +110,7 @@ def add_commands(sub) -> None:
 
     files = [s for s in SHAPES if s != "mcp-command"]
     p = sub.add_parser("stats", help="counts over the registered pool (themes, tools, categories, validation)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=cmd_stats)
     p = sub.add_parser("discover", help="turn your tools (a spec file or a live MCP server) into validated themes")
     p.add_argument("--catalog", default=None, help="a file (or folder of files) of tool specs in any accepted shape, detected by "
@@ -127,6 +127,6 @@ def add_commands(sub) -> None:
     p.add_argument("--llm-model", default="default", help="model name for --llm-url")
     p.set_defaults(func=cmd_discover)
     p = sub.add_parser("show", help="a theme's schema, tools and sample tasks")
-    p.add_argument("theme")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("theme", help="theme id, e.g. finance (`agentworld list` shows them)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample tasks")
     p.set_defaults(func=cmd_show)

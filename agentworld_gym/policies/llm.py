@@ -221,6 +221,9 @@ def load_model(name: str, device: str | None = None, trainable_lora: bool = Fals
     A dir holding a LoRA adapter loads its base model and the adapter; with `trainable_lora` the adapter
     stays separate and trainable, otherwise it is merged for fast inference.
     """
+    from .model_source import check_model_source
+
+    check_model_source(name)  # before transformers: no hub retries for a name that cannot load
     transformers = require("transformers", "llm")
     torch = require("torch", "llm")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -57,10 +57,10 @@ def cmd_synth(args) -> int:
 def add_commands(sub) -> None:
     p = sub.add_parser("synth", help="synthesize verified tasks for a theme into a JSONL file")
     p.add_argument("theme", help="theme id, e.g. finance")
-    p.add_argument("--difficulty", "-d", type=int, default=1, choices=range(1, 6), metavar="{1-5}")
+    p.add_argument("--difficulty", "-d", type=int, default=1, choices=range(1, 6), metavar="{1-5}", help="difficulty level")
     p.add_argument("-n", type=int, default=100, help="number of tasks")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--kind", choices=("graph", "programmatic", "mixed"), default="graph")
+    p.add_argument("--seed", type=int, default=0, help="seed the task seeds are drawn from")
+    p.add_argument("--kind", choices=("graph", "programmatic", "mixed"), default="graph", help="tool-graph walks, programs with loops and branches, or both")
     p.add_argument("--db-seed", type=int, default=0, help="which world of the theme")
     p.add_argument("--fallback", action="store_true", help="step down a level when the theme cannot make the requested one")
     p.add_argument("-o", "--out", required=True, help="output FILE.jsonl")

@@ -6,17 +6,34 @@ import dataclasses
 import json
 
 
+def field_docs(cls) -> dict[str, str]:
+    """The docstring under each field of a dataclass (the config's one place for what a field means)."""
+    import ast
+    import inspect
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    docs = {}
+    for field, doc in zip(body, body[1:], strict=False):
+        if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
+            docs[field.target.id] = " ".join(doc.value.value.split())
+    return docs
+
+
 def _add_config_flags(p, cls, skip=("tasks", "sampler", "examples", "themes", "difficulties")) -> None:
+    docs = field_docs(cls)
     for f in dataclasses.fields(cls):
         if f.name in skip:
             continue
         flag = "--" + f.name.replace("_", "-")
+        text = docs.get(f.name, "").replace("%", "%%")
         if f.type in ("bool", bool):
-            p.add_argument(flag, action=__import__("argparse").BooleanOptionalAction, default=f.default)
+            p.add_argument(flag, action=__import__("argparse").BooleanOptionalAction, default=f.default, help=text)
         else:
             kind = {"int": int, "float": float}.get(str(f.type), str)
-            p.add_argument(flag, type=kind, default=f.default)
-    p.add_argument("--themes", help="comma-separated training themes (default: flagships minus held-out)")
+            p.add_argument(flag, type=kind, default=f.default, help=text)
+    p.add_argument("--themes", help="comma-separated training themes (default: flagships minus the held-out suite's themes)")
     p.add_argument("--difficulties", default="1,2", help="comma-separated difficulty levels")
     p.add_argument("--tasks-file", help="a JSONL task file to train on instead of synthesized tasks")
 
@@ -34,15 +51,19 @@ def _config(cls, args):
 
 
 def cmd_sft(args) -> int:
+    from ..policies.model_source import check_model_source
     from . import SFTConfig, train_sft
 
+    check_model_source(args.model)  # fail before building tasks, not minutes later
     print(json.dumps({"final": train_sft(_config(SFTConfig, args))}))
     return 0
 
 
 def cmd_grpo(args) -> int:
+    from ..policies.model_source import check_model_source
     from . import GRPOConfig, train_grpo
 
+    check_model_source(args.model)  # fail before building tasks, not minutes later
     print(json.dumps({"final": train_grpo(_config(GRPOConfig, args))}))
     return 0
 

@@ -31,6 +31,7 @@ class GRPOConfig:
     model: str = "smollm2-135m"
     """start: alias, local HF dir or a checkpoint dir (e.g. train_sft's output); also the KL reference"""
     out_dir: str = "runs/grpo"
+    """checkpoints (ckpt-<step>/), metrics.jsonl, metrics.png and final/ go here"""
     tasks: list[Task] | None = None
     """a fixed pool to sample tasks from"""
     sampler: Any = None
@@ -39,18 +40,29 @@ class GRPOConfig:
     themes: list[str] | None = None
     """when neither tasks nor sampler: synthesize from these themes (None: flagships minus held-out)"""
     difficulties: tuple[int, ...] = (1, 2)
+    """difficulty levels of the synthesized tasks"""
     steps: int = 10
+    """GRPO steps (rollout batch + update)"""
     group_size: int = 8
+    """episodes per task (G) whose rewards are compared"""
     tasks_per_step: int = 32
+    """tasks per step"""
     clip_low: float = 0.2
+    """lower clip of the probability ratio: 1 - clip_low"""
     clip_high: float = 0.28
+    """upper clip of the probability ratio: 1 + clip_high"""
     kl_coef: float = 0.01
     """weight of the k3 KL estimate to the frozen start model; 0 turns the reference off"""
     temperature: float = 1.0
+    """sampling temperature of rollouts"""
     lr: float = 1e-5
+    """AdamW learning rate"""
     max_grad_norm: float = 1.0
+    """gradient-norm clip"""
     lora: bool = False
+    """train a LoRA adapter instead of every weight"""
     lora_r: int = 16
+    """LoRA rank"""
     updates_per_step: int = 1
     """optimizer steps per rollout batch (minibatches); >1 makes the clip active"""
     micro_batch: int = 8
@@ -58,13 +70,21 @@ class GRPOConfig:
     rollout_batch: int = 64
     """episodes per batched generate call"""
     max_turns: int = 4
+    """turns per rollout episode"""
     max_new_tokens: int = 64
+    """tokens generated per turn"""
     max_context: int = 1024
+    """an episode whose dialogue grows past this many tokens is cut short"""
     save_every: int = 5
+    """steps between checkpoints"""
     resume: bool = True
+    """continue from the newest checkpoint in out_dir"""
     seed: int = 0
+    """seed of task sampling, rollouts and initialisation"""
     device: str | None = None
+    """torch device (None: cuda when available, else cpu)"""
     progress: bool = True
+    """show a progress bar"""
     ray_workers: int = 0
     """play rollouts on this many Ray actors (0: in this process); see train/ray_rollouts.py"""
 

@@ -31,25 +31,39 @@ class SFTConfig:
     themes: list[str] | None = None
     """theme ids; None: every flagship minus the held-out suite's themes"""
     difficulties: tuple[int, ...] = (1, 2)
+    """difficulty levels of the synthesized tasks"""
     n_examples: int = 256
     """trajectories made (ignored when `tasks` is given: one per task)"""
     epochs: int = 1
+    """passes over the examples"""
     batch_size: int = 8
+    """examples per optimizer step"""
     lr: float = 5e-5
+    """AdamW learning rate"""
     weight_decay: float = 0.0
+    """AdamW weight decay"""
     max_grad_norm: float = 1.0
+    """gradient-norm clip"""
     lora: bool = False
+    """train a LoRA adapter instead of every weight"""
     lora_r: int = 16
+    """LoRA rank"""
     max_seq_len: int = 1024
+    """longest example in tokens (longer dialogues are left out)"""
     max_turns: int = 8
+    """turns per oracle episode"""
     recovery_share: float = 0.0
     """share of trajectories that first call a wrong tool name (masked out), get the env's error, then recover"""
     save_every: int = 50
     """optimizer steps between checkpoints"""
     resume: bool = True
+    """continue from the newest checkpoint in out_dir"""
     seed: int = 0
+    """seed of task synthesis, shuffling and initialisation"""
     device: str | None = None
+    """torch device (None: cuda when available, else cpu)"""
     progress: bool = True
+    """show a progress bar"""
     examples: list[Any] = field(default_factory=list, repr=False)
     """(advanced) pre-encoded examples (ids, mask); filled by train_sft when empty"""
 
