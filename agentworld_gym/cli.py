@@ -195,12 +195,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def one_line_error(exc: BaseException) -> str:
-    """The error as one line: our typed errors are already phrased for users; others get their type and
-    first line, and a pointer to --debug for the rest."""
-    lines = str(exc).strip().splitlines()
-    first = lines[0] if lines else ""
+    """The error without a traceback: our typed errors are phrased for users and printed whole (some list
+    the accepted choices below their first line); others get their type, first line and a pointer to --debug."""
+    message = str(exc).strip()
+    first = message.splitlines()[0] if message else ""
     if isinstance(exc, (AgentWorldError, gym.error.Error)):
-        return first or type(exc).__name__
+        return message or type(exc).__name__
     if isinstance(exc, OSError) and exc.filename is not None:  # a missing or unwritable path needs no traceback
         return f"{exc.strerror or type(exc).__name__}: {exc.filename}"
     return f"{type(exc).__name__}: {first} (run with --debug for the traceback)"
