@@ -29,8 +29,6 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import gymnasium as gym
-
 from ..actions import ToolCall
 from ..errors import BackendError, ConfigError, did_you_mean
 from ..sandbox import Limits, Sandbox, check_isolation, python_executable
@@ -39,6 +37,7 @@ from ..theme import SUBMIT_SCHEMA
 from ..tools import ToolResult, to_text, validate_arguments
 from .backend import json_hash, tools_prompt
 from .client import check_schema
+from .registration import data_home, env_id_for, index_path, read_index, register_release_env
 
 CHECKPOINT_SUFFIX = "_step4_checkpoint.json"
 FROZEN_EPOCH = 1767225600.0  # 2026-01-01T00:00:00Z: the worker's clock, plus one day per task db_seed
@@ -303,40 +302,94 @@ class ReleaseBackend:
             self.close()
 
 
-def env_id_for(env_id: str) -> str:
-    return f"AgentWorld/release-{env_id}-v0"
+def _fingerprint(path: str | Path, env_id: str) -> str:
+    """Changes when the environment's checkpoint or questions change (then its tasks are rebuilt)."""
+    from .release_tasks import questions_file
+
+    checkpoint, _ = find_environments(path)[env_id]
+    files = [checkpoint, questions_file(Path(path), env_id)]
+    return json_hash([[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f is not None])
+
+
+def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, seed: int = 0, examples: dict | None = None) -> tuple[list[Task], dict]:
+    """The release's verified tasks for this environment plus synthesized ones on top; cached in data_home()."""
+    from ..tasks import load_tasks, save_tasks
+    from .discovery import discover_tasks
+    from .release_tasks import ReleaseTaskReport, load_release_tasks, questions_file
+
+    cache = data_home() / "release" / f"{backend.env_id}-{_fingerprint(path, backend.env_id)}-n{n_tasks}-s{seed}"
+    if (cache / "tasks.jsonl").is_file() and (cache / "report.json").is_file():
+        report = json.loads((cache / "report.json").read_text(encoding="utf-8"))
+        backend.excluded = set(report["state_excluded"])
+        return load_tasks(cache / "tasks.jsonl"), report
+    questions = questions_file(Path(path), backend.env_id)
+    tasks, report = load_release_tasks(backend, questions) if questions else ([], ReleaseTaskReport(backend.env_id))
+    synthesized = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples).tasks if n_tasks else []
+    report = {**report.to_dict(), "questions": str(questions) if questions else None, "synthesized": len(synthesized)}
+    cache.mkdir(parents=True, exist_ok=True)
+    save_tasks([*tasks, *synthesized], cache / "tasks.jsonl")
+    (cache / "report.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    return [*tasks, *synthesized], report
 
 
 def make_release_env(path: str, env_id: str, tasks=None, n_tasks: int = 6, seed: int = 0, timeout: float = 5.0,
-                     examples: dict | None = None, max_turns: int = 20, reward_mode: str = "binary", render_mode: str | None = None):
-    """A release environment as an AgentWorldEnv; tasks are discovered from its live tools unless given."""
-    from ..env import AgentWorldEnv
-    from .discovery import discover_tasks
+                     examples: dict | None = None, max_turns: int = 20, reward_mode: str = "binary", render_mode: str | None = None,
+                     unsafe: bool = False):
+    """A release environment as an AgentWorldEnv: its release tasks plus `n_tasks` synthesized ones, unless `tasks` is given.
 
-    backend = ReleaseBackend(path, env_id, timeout)
+    `unsafe=True` runs the tool code without the sandbox (loudly); only for releases you trust."""
+    from ..env import AgentWorldEnv
+
+    backend = ReleaseBackend(path, env_id, timeout, unsafe=unsafe)
     try:
         if tasks is None:
-            tasks = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples).tasks
+            tasks, report = release_tasks(backend, path, n_tasks, seed, examples)
             if not tasks:
-                raise BackendError(f"Expected discovery to find tasks in release environment {env_id!r}, got none. Pass tasks=... instead.")
+                raise BackendError(f"Expected tasks in release environment {env_id!r}, got none (dropped questions: {report['dropped']}). "
+                                   "Pass tasks=... instead.")
         return AgentWorldEnv(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode)
     except BaseException:
         backend.close()
         raise
 
 
-def register_release(path: str | Path) -> dict:
-    """Register every environment of a release folder that loads; report the others and why."""
-    registered, failed, taxonomy = [], {}, {}
-    for env_id, (checkpoint, folder) in find_environments(path).items():
+def register_release(path: str | Path, build_tasks: bool = False, unsafe: bool = False, n_tasks: int = 6, progress: bool = False) -> dict:
+    """Register every environment of a release folder that loads, remember it in the index, and report the others.
+
+    Later processes register the indexed environments on `import agentworld_gym` (`registration.register_index`).
+
+    With `build_tasks`, also load each environment's release tasks (gold replayed in the sandbox) and
+    synthesized ones, and report per environment what loaded, replayed to 1.0 or was dropped."""
+    from tqdm import tqdm
+
+    root = str(Path(path).resolve())
+    registered, failed, taxonomy, tasks, index = [], {}, {}, {}, read_index()
+    for env_id, (checkpoint, folder) in tqdm(find_environments(path).items(), desc="release", disable=not progress):
         try:
             spec = load_spec(checkpoint, folder)
         except ConfigError as exc:
             failed[env_id] = str(exc)
             continue
-        gid, kwargs = env_id_for(env_id), {"path": str(Path(path).resolve()), "env_id": env_id}
-        if gid not in gym.registry or gym.registry[gid].kwargs != kwargs:
-            gym.register(id=gid, entry_point="agentworld_gym.mcp.release:make_release_env", kwargs=kwargs, disable_env_checker=True)
+        gid = env_id_for(env_id)
+        entry = {"path": root, "taxonomy": spec["taxonomy"], "n_tools": len(spec["tools"])}
+        if build_tasks:
+            try:
+                backend = ReleaseBackend(root, env_id, unsafe=unsafe)
+                try:
+                    found, report = release_tasks(backend, root, n_tasks)
+                finally:
+                    backend.close()
+            except BackendError as exc:
+                failed[env_id] = str(exc)
+                continue
+            tasks[gid] = report
+            entry["tasks"] = len(found)
+        register_release_env(env_id, root)
+        index[env_id] = entry
         registered.append(gid)
         taxonomy[gid] = spec["taxonomy"]
-    return {"registered": registered, "failed": failed, "taxonomy": taxonomy}
+    index_path().parent.mkdir(parents=True, exist_ok=True)
+    tmp = index_path().with_suffix(".tmp")
+    tmp.write_text(json.dumps({"version": 1, "environments": index}, indent=1), encoding="utf-8")
+    tmp.replace(index_path())
+    return {"registered": registered, "failed": failed, "taxonomy": taxonomy, "tasks": tasks, "index": str(index_path())}
