@@ -99,10 +99,12 @@ for line in sys.stdin:
 '''
 
 def find_environments(path: str | Path) -> dict[str, tuple[Path, Path | None]]:
-    """{id: (checkpoint file, data folder or None)} for every checkpoint under `path` (one level deep)."""
+    """{id: (checkpoint file, data folder or None)} for every checkpoint under `path` (or `path`/environment_mix), one level deep."""
     root = Path(path)
     if not root.is_dir():
         raise ConfigError(f"Expected a release folder, got {str(path)!r} (not a directory).")
+    if (root / "environment_mix").is_dir():  # the release's top folder
+        root = root / "environment_mix"
     found = {}
     for ckpt in sorted([*root.glob("*" + CHECKPOINT_SUFFIX), *root.glob("*/*" + CHECKPOINT_SUFFIX)]):
         env_id = ckpt.name[: -len(CHECKPOINT_SUFFIX)]

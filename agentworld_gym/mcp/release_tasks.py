@@ -223,7 +223,7 @@ def load_release_tasks(backend, questions: Path, limit: int | None = None) -> tu
             report.dropped[qid] = "no check fails a do-nothing agent (free-text answer with no fact from the chain's outputs, and no writes)"
             continue
         labels = " / ".join(backend.taxonomy.values())
-        tasks.append(Task(id=f"{backend.id}-q{qid}", theme=backend.id, kind="imported", instruction=q[next(k for k in INSTRUCTION_KEYS if q.get(k))],
+        tasks.append(Task(id=f"{backend.id}-{qid}", theme=backend.id, kind="imported", instruction=q[next(k for k in INSTRUCTION_KEYS if q.get(k))],
                           difficulty=min(5, max(1, len(chain))), solution=tuple(chain), answer=answer, answer_type=answer_type,
                           state_hash=json_hash(state),  # the whole state but the named call logs
                           features={"source": "release", "calls": len(chain), "state_excluded": excluded, "taxonomy": labels,
