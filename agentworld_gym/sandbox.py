@@ -3,9 +3,9 @@
 What is enforced, and by whom (none of it by the Python interpreter the tool code runs in):
 
 * bubblewrap (`bwrap`) builds the process's view: new mount, PID, network, IPC and UTS namespaces.
-  The file system holds only /usr (plus the /bin, /lib… links), the Python installation, an empty
-  /tmp, a private /proc and a minimal /dev, all read-only, and the episode's data copy, read-write,
-  at /episode. Nothing else exists: not /etc, not /root, not the project, not other episodes.
+  The file system holds only /usr (plus the /bin, /lib… links), the Python installation, a private
+  /proc and a minimal /dev, all read-only; a private 16 MiB /tmp; and the episode's data copy,
+  read-write, at /episode. Nothing else exists: not /etc, not /root, not the project, not other episodes.
   The network namespace has no interface but a down loopback: TCP, UDP and DNS all fail.
 * The worker runs as a dedicated unprivileged uid/gid (root host: `setpriv` switches to a uid of its
   own per sandbox, all capabilities and the bounding set dropped, no_new_privs), or, for a normal
@@ -56,6 +56,7 @@ class Limits:
     nproc: int = 32  # RLIMIT_NPROC: processes of the sandbox uid
     fsize_mb: int = 64  # RLIMIT_FSIZE: largest file the tools may write
     nofile: int = 256  # RLIMIT_NOFILE
+    tmp_mb: int = 16  # size of the sandbox's private /tmp (a tmpfs: RAM that RLIMIT_AS does not count)
 
     def prlimit(self) -> list[str]:
         mb = 1024 * 1024
@@ -126,8 +127,8 @@ class Sandbox:
         namespaces = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         if not self.root:
             namespaces += ["--unshare-user", "--cap-drop", "ALL"]
-        return ["bwrap", *_view(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(folder), INSIDE,
-                "--chdir", INSIDE, *namespaces, "--hostname", "sandbox", "--die-with-parent", "--new-session", "--info-fd", str(info_fd),
+        return [shutil.which("bwrap") or "bwrap", *_view(), "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(self.limits.tmp_mb * 2**20),
+                "--tmpfs", "/tmp", "--bind", str(folder), INSIDE, "--remount-ro", "/", "--chdir", INSIDE, *namespaces, "--hostname", "sandbox", "--die-with-parent", "--new-session", "--info-fd", str(info_fd),
                 "--", *user, *self.limits.prlimit(), *argv]
 
     def start(self, argv: list[str], folder: Path, env: dict[str, str]) -> subprocess.Popen:
