@@ -22,7 +22,7 @@ def cmd_import(args) -> int:
         if args.path is None:
             raise ConfigError("Expected a release folder: agentworld import agentworld-release PATH (the folder holding environment_mix/ "
                               "or its environments).")
-        report = register_release(args.path, build_tasks=True, unsafe=args.unsafe, progress=not args.json)
+        report = register_release(args.path, build_tasks=not args.no_tasks, unsafe=args.unsafe, progress=not args.json)
         report["notes"] = [f"{Path(gid).name}: {r['loaded']} release tasks loaded, {r['replayed']} replayed to 1.0, {len(r['dropped'])} dropped"
                            f"{' (' + '; '.join(f'{q}: {why}' for q, why in r['dropped'].items()) + ')' if r['dropped'] else ''}, "
                            f"{r['synthesized']} synthesized" for gid, r in report["tasks"].items()]
@@ -59,5 +59,7 @@ def add_commands(sub) -> None:
     p.add_argument("--replay", action="store_true", help="tau2: replay every task's gold actions and report the scores")
     p.add_argument("--unsafe", action="store_true",
                    help="agentworld-release: run tool code WITHOUT the sandbox (only for releases you trust)")
+    p.add_argument("--no-tasks", action="store_true",
+                   help="agentworld-release: only register; tasks are loaded and replayed at the first gym.make instead")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_import)
