@@ -7,14 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from release_fixture import write_release
 
 from agentworld_gym.actions import ToolCall
 from agentworld_gym.cli import main as cli_main
-from agentworld_gym.mcp.release import ReleaseBackend, load_spec, find_environments
+from agentworld_gym.mcp.release import ReleaseBackend, find_environments, load_spec
 from agentworld_gym.mcp.release_tasks import load_release_tasks, mask_volatile, questions_file
 from agentworld_gym.policies.base import OraclePolicy, run_episode
 from agentworld_gym.tasks import verify

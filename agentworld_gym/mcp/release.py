@@ -1,17 +1,27 @@
 """Agent-World release environments as Gym envs (`agentworld import agentworld-release PATH`).
 
-Format: an environment is a folder `<id>/` of JSON data files plus `<id>_step4_checkpoint.json`
-(beside the folder or inside it) whose `data.ToolDesignAgent.tool_schemas` lists tools as
-{name, description, parameters (JSON Schema), implementation (Python source of a standalone
-`def name(..., **_extra)`)}; `metadata.taxonomy` holds the L1/L2/L3 labels. A tool finds its data
-folder through `$MCP_DB_DIR`, reads and writes the JSON files itself, and returns a JSON-able dict
-or {"error": {"code": ..., "message": ...}}.
+Format: PATH holds `environment_mix/` (or is it). An environment is a folder `<id>/` of JSON data files
+plus `<id>_step4_checkpoint.json` (beside the folder or inside it) whose `data.ToolDesignAgent.tool_schemas`
+lists tools as {name, description, parameters (JSON Schema), implementation (Python source of a standalone
+`def name(..., **_extra)`)}; `metadata.taxonomy` holds the labels (`L1_name`/`L2_name`/`L3_name`, read as
+L1/L2/L3). A tool finds its data folder through `$MCP_DB_DIR`, reads and writes the JSON files itself, and
+returns a JSON-able dict or {"error": {"code": ..., "message": ...}}. The release's tasks live in
+`environment_mix/questions/<id>.json` (see `release_tasks`).
 
-Third-party tool code never runs in this process: a worker subprocess (`python -I -S`, no site
-packages, an empty environment but MCP_DB_DIR and PATH, its working directory the episode folder)
-runs it against a per-episode temporary copy of the data folder, one call at a time, each within a
-time limit; a worker that hangs or dies is killed and restarted, and the agent sees an error.
-Tasks come from discovery on the live tools (`discovery.discover_tasks`) unless given.
+Third-party tool code never runs in this process: a worker (`python -I -S`) runs it in the sandbox of
+`agentworld_gym.sandbox` (bubblewrap namespaces, its own uid, read-only view, no network, rlimits, PID-
+namespace kill) against a per-episode copy of the data folder, one call at a time, each within a time limit;
+a worker that hangs or dies is killed with everything it started and restarted, and the agent sees an error.
+
+FROZEN — what the worker makes deterministic before any tool code loads, so the same calls give the same
+state: `time.time`/`time_ns`/`localtime`/`gmtime`/`ctime`/`strftime` and `datetime.datetime.now`/`utcnow`/
+`today`, `datetime.date.today` return one instant per episode (2026-01-01T00:00:00Z plus task.db_seed days;
+it does not tick); `os.urandom` (hence `uuid.uuid4`, `secrets`, `random.SystemRandom`), `uuid.uuid1` and the
+global `random` draw from a generator reseeded before every call from (task.db_seed, the call's name and
+arguments, how many times that same call ran this episode) — so an extra read before a write does not change
+the ids the write creates. Not frozen: `time.monotonic`/`perf_counter` (durations only) and anything a tool
+reads from outside the copy (there is nothing to read). The state hash covers every file of the copy except
+the call logs `release_tasks` detects, which each task names in `features["state_excluded"]`.
 """
 
 from __future__ import annotations
