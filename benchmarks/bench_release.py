@@ -6,7 +6,7 @@ score must be 1.0) beside a do-nothing agent (the null baseline, must be 0), tim
 and time episode starts with the sandbox and without it (`unsafe`, the baseline measured in the same run).
 Per-environment results go to a JSONL journal as they finish, so an interrupted run resumes.
 
-    python tests/release_fixture.py /tmp/release     # the project's fixture in the real layout
+    python tests/release_fixture.py /tmp/release --hostile   # the project's fixture in the real layout
     python benchmarks/bench_release.py /tmp/release --out benchmarks/results/release_fixture
 """
 

@@ -7,7 +7,7 @@
 `crm_logger` follows the shared template of the Smithery-derived environments: every call appends
 {log_id: uuid4, timestamp: now, tool, params} to tool_call_logs.json, and new records get random ids
 and creation times. `hostile` holds tools that attack the sandbox. Run as a script to write one:
-`python tests/release_fixture.py /tmp/release`.
+`python tests/release_fixture.py /tmp/release [--hostile]`.
 """
 
 from __future__ import annotations
@@ -248,4 +248,5 @@ def write_release(root: str | Path, hostile: bool = True) -> Path:
 
 
 if __name__ == "__main__":
-    print(write_release(sys.argv[1] if len(sys.argv) > 1 else "release-fixture"))
+    args = [a for a in sys.argv[1:] if a != "--hostile"]
+    print(write_release(args[0] if args else "release-fixture", hostile="--hostile" in sys.argv))
