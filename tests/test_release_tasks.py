@@ -149,3 +149,31 @@ def test_gym_env_oracle_scores_and_original_untouched(release, tmp_path, monkeyp
     assert reward == 0.0  # the answer is right but the email was never changed
     env.close()
     assert {p.name: p.read_bytes() for p in (release / "crm_logger").iterdir()} == original
+
+
+def test_synthesized_tasks_on_a_logging_env_without_questions(release, tmp_path, monkeypatch):
+    """No questions file: call logs are found on the synthesized chains, and an extra read does not fail a task."""
+    from agentworld_gym.mcp.release import make_release_env
+
+    monkeypatch.setenv("AGENTWORLD_DATA", str(tmp_path / "data"))
+    bare = tmp_path / "bare"
+    shutil.copytree(release, bare)
+    shutil.rmtree(bare / "questions")
+    known_ids = {tool: {"contact_id": ["C-1", "C-2", "C-3"]} for tool in ("add_note", "update_email", "get_contact", "count_notes")}
+    env = make_release_env(str(bare), "crm_logger", n_tasks=6, examples=known_ids)
+    tasks = env.unwrapped.tasks
+    assert tasks and all(t.features["source"] == "discovery" for t in tasks)
+    assert all(t.features["state_excluded"] == ["tool_call_logs.json"] for t in tasks)
+    writing = [t for t in tasks if t.state_hash]
+    assert writing
+    for t in tasks:
+        assert run_episode(env, OraclePolicy(env), options={"task": t})["reward"] == 1.0
+    for t in writing:  # a look-up first, then the gold: still 1.0 (the log entry it adds is not graded)
+        env.reset(options={"task": t})
+        env.step('{"name": "search_contacts", "arguments": {"city": "Nowhere"}}')
+        for call in t.solution:
+            env.step(json.dumps(call))
+        answer = t.answer if t.answer_type != "none" else "done"
+        *_, reward, _, _, _ = env.step(json.dumps({"name": "submit", "arguments": {"answer": answer}}))
+        assert reward == 1.0
+    env.close()

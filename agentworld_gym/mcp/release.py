@@ -327,7 +327,7 @@ def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, s
     """The release's verified tasks for this environment plus synthesized ones on top; cached in data_home()."""
     from ..tasks import load_tasks, save_tasks
     from .discovery import discover_tasks
-    from .release_tasks import ReleaseTaskReport, load_release_tasks, questions_file
+    from .release_tasks import ReleaseTaskReport, load_release_tasks, questions_file, recheck_synthesized
 
     cache = data_home() / "release" / f"{backend.env_id}-{_fingerprint(path, backend.env_id)}-n{n_tasks}-s{seed}"
     if (cache / "tasks.jsonl").is_file() and (cache / "report.json").is_file():
@@ -337,6 +337,7 @@ def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, s
     questions = questions_file(Path(path), backend.env_id)
     tasks, report = load_release_tasks(backend, questions) if questions else ([], ReleaseTaskReport(backend.env_id))
     synthesized = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples).tasks if n_tasks else []
+    synthesized = recheck_synthesized(backend, synthesized, report)
     report = {**report.to_dict(), "questions": str(questions) if questions else None, "synthesized": len(synthesized)}
     cache.mkdir(parents=True, exist_ok=True)
     save_tasks([*tasks, *synthesized], cache / "tasks.jsonl")

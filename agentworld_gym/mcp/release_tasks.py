@@ -19,6 +19,7 @@ tool or invalid arguments, a gold call fails, or no check would fail a do-nothin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -195,17 +196,7 @@ def load_release_tasks(backend, questions: Path, limit: int | None = None) -> tu
                 problem = validate_arguments(schemas[step["name"]], step["arguments"])
                 if problem:
                     raise Dropped(f"invalid arguments for {step['name']}: {problem}")
-            backend.reset(None)
-            before, outputs, logs = backend.state(include_excluded=True), [], None
-            for n, step in enumerate(chain, 1):
-                result = backend.call(ToolCall(step["name"], step["arguments"]))
-                if not result.ok:
-                    raise Dropped(f"gold call {n} ({step['name']}) failed in the sandbox: {result.content[:200]}")
-                after = backend.state(include_excluded=True)
-                appended = {f for f in after if _appended_log(before.get(f), after[f], step["name"])}
-                logs = appended if logs is None else logs & appended
-                outputs.append(result.content)
-                before = after
+            before, outputs, logs = replay_chain(backend, chain)
             log_files = logs if log_files is None else log_files & logs
             replays.append((qid, q, chain, _first(q, ANSWER_KEYS), before, "\n".join(outputs)))
         except Dropped as why:
@@ -233,6 +224,48 @@ def load_release_tasks(backend, questions: Path, limit: int | None = None) -> tu
         if replay_score(backend, task) == 1.0:
             report.replayed += 1
     return tasks, report
+
+
+def replay_chain(backend, chain: list[dict] | tuple[dict, ...]) -> tuple[dict, list[str], set[str]]:
+    """Replay `chain` on a fresh episode: (final state with call logs, each call's output, files every call appended a log record to)."""
+    backend.reset(None)
+    before, outputs, logs = backend.state(include_excluded=True), [], None
+    for n, step in enumerate(chain, 1):
+        result = backend.call(ToolCall(step["name"], step["arguments"]))
+        if not result.ok:
+            raise Dropped(f"gold call {n} ({step['name']}) failed in the sandbox: {result.content[:200]}")
+        after = backend.state(include_excluded=True)
+        appended = {f for f in after if _appended_log(before.get(f), after[f], step["name"])}
+        logs = appended if logs is None else logs & appended
+        outputs.append(result.content)
+        before = after
+    return before, outputs, logs or set()
+
+
+def recheck_synthesized(backend, tasks: list[Task], report: ReleaseTaskReport) -> list[Task]:
+    """Synthesized tasks graded like the release's: call logs out of the state, and only tasks a do-nothing agent fails.
+
+    When the release had no questions for this environment, the call logs are detected on these chains."""
+    replays = []
+    for task in tasks:
+        try:
+            replays.append((task, *replay_chain(backend, task.solution)))
+        except Dropped:
+            continue  # discovery verified it; a chain that fails now is not worth keeping
+    if not report.state_excluded and replays:
+        found = set.intersection(*(logs for *_, logs in replays))
+        report.state_excluded = sorted(found)
+        backend.excluded = set(found)
+    backend.reset(None)
+    initial = backend.state()
+    kept = []
+    for task, final, _, _ in replays:
+        state = {k: v for k, v in final.items() if k not in backend.excluded}
+        if task.answer_type == "none" and state == initial:
+            continue  # its only effect was a call-log entry
+        features = {**task.features, "state_excluded": report.state_excluded}
+        kept.append(dataclasses.replace(task, state_hash=json_hash(state) if state != initial else None, features=features))
+    return [t for t in kept if replay_score(backend, t) == 1.0]
 
 
 def replay_score(backend, task: Task) -> float:
