@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -176,4 +177,7 @@ def test_synthesized_tasks_on_a_logging_env_without_questions(release, tmp_path,
         answer = t.answer if t.answer_type != "none" else "done"
         *_, reward, _, _, _ = env.step(json.dumps({"name": "submit", "arguments": {"answer": answer}}))
         assert reward == 1.0
+    clone = pickle.loads(pickle.dumps(env.unwrapped))  # the detected call logs travel with the env
+    assert clone.backend.excluded == {"tool_call_logs.json"}
+    clone.close()
     env.close()

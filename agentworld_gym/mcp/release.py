@@ -304,7 +304,7 @@ class ReleaseBackend:
             self.episode_dir = None
 
     def __getstate__(self) -> dict:
-        return {"config": self._config}
+        return {"config": {**self._config, "excluded": tuple(sorted(self.excluded))}}  # the call logs found since
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state["config"])
@@ -336,7 +336,8 @@ def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, s
         return load_tasks(cache / "tasks.jsonl"), report
     questions = questions_file(Path(path), backend.env_id)
     tasks, report = load_release_tasks(backend, questions) if questions else ([], ReleaseTaskReport(backend.env_id))
-    synthesized = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples).tasks if n_tasks else []
+    # chains of up to 5 calls, so levels 1-5 where the tools allow
+    synthesized = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples, max_calls=5).tasks if n_tasks else []
     synthesized = recheck_synthesized(backend, synthesized, report)
     report = {**report.to_dict(), "questions": str(questions) if questions else None, "synthesized": len(synthesized)}
     cache.mkdir(parents=True, exist_ok=True)
