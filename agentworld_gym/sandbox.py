@@ -31,6 +31,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -139,18 +140,24 @@ class Sandbox:
                                          env={**env, "MCP_DB_DIR": str(folder)}, text=True, start_new_session=True)
             return self.proc
         info_r, info_w = os.pipe()
+        # stderr: bubblewrap's own errors, then tool noise (capped by RLIMIT_FSIZE); a file, since nobody drains a pipe
+        errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (open as long as the worker; closed in stop())
         try:
-            self.proc = subprocess.Popen(self.command(argv, folder, info_w), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            self.proc = subprocess.Popen(self.command(argv, folder, info_w), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
                                          env={**env, "MCP_DB_DIR": INSIDE, "PATH": "/usr/bin:/bin", "TZ": "UTC"}, text=True,
                                          start_new_session=True, pass_fds=(info_w,))
         finally:
             os.close(info_w)
+            self._errors = errors
         with os.fdopen(info_r) as f:
             raw = f.read()
         try:
             self.init_pid = json.loads(raw)["child-pid"]
         except (json.JSONDecodeError, KeyError, TypeError):
-            err = self.proc.stderr.read() if self.proc.poll() is not None else ""
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+            errors.seek(0)
+            err = errors.read(2000)
             self.stop()
             raise SandboxError(f"Expected bubblewrap to start the tool sandbox, got: {err.strip()[:400] or 'no answer'}. The kernel may forbid "
                                "namespaces here (containers: allow unshare/user namespaces, e.g. sysctl kernel.unprivileged_userns_clone=1 "
@@ -164,18 +171,26 @@ class Sandbox:
         init, self.init_pid = self.init_pid, None
         if proc is None:
             return
-        for pid, kill in ((init, os.kill), (proc.pid, os.killpg)):
-            if pid is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if init is not None and _parent(init) == proc.pid:  # still bwrap's child: not a recycled pid
+                os.kill(init, signal.SIGKILL)  # the kernel then kills everything in its PID namespace
+            os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(5)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
+        for stream in (proc.stdin, proc.stdout, getattr(self, "_errors", None)):
             with contextlib.suppress(OSError, AttributeError):
                 stream.close()
         deadline = time.monotonic() + 5  # the kernel tears the PID namespace down after its init dies
         while init is not None and _alive(init) and time.monotonic() < deadline:
             time.sleep(0.005)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _alive(pid: int) -> bool:
@@ -207,8 +222,6 @@ def check_isolation(limits: Limits | None = None) -> dict:
     """Start one sandbox and check from inside that it is confined; raise SandboxError when not. Cached per process."""
     global _PROBED
     if _PROBED is None:
-        import tempfile
-
         box = Sandbox(limits)
         with tempfile.TemporaryDirectory(prefix="agentworld-probe-") as tmp:
             folder = Path(tmp) / "db"

@@ -210,6 +210,13 @@ def tamper(path, **_extra):
     tried["uid"] = os.getuid()
     return tried
 '''),
+    "noisy": ("Print megabytes.", {}, [], '''
+import os
+def noisy(**_extra):
+    print("x" * 2 ** 21)
+    os.write(2, b"y" * 2 ** 20)
+    return {"printed": True}
+'''),
     "spin": ("Loop forever.", {}, [], '''
 def spin(**_extra):
     while True:

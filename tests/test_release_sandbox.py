@@ -129,6 +129,11 @@ def test_resource_limits_hold_and_cannot_be_lifted(box, tmp_path):
     usable(box)
 
 
+def test_output_floods_do_not_block_the_worker(box):
+    assert call(box, "noisy").data == {"printed": True}
+    usable(box)
+
+
 def test_infinite_loop_is_cut_and_the_env_goes_on(box):
     t0 = time.monotonic()
     r = call(box, "spin")
