@@ -13,6 +13,9 @@ What is enforced, and by whom (none of it by the Python interpreter the tool cod
 * `prlimit` sets hard resource limits before the interpreter starts: address space, CPU seconds,
   processes (RLIMIT_NPROC, which the kernel counts per uid — hence the uid per sandbox), file size,
   open files, no core dumps. Hard limits cannot be raised again without CAP_SYS_RESOURCE.
+* Where the host lets root create a memory cgroup (cgroup v1 `memory`, or v2 with the memory controller),
+  all of the sandbox's processes together are capped at `memory_mb` (the kernel OOM-kills inside it);
+  elsewhere the cap is per process, so the total is at most nproc x memory_mb. `check_isolation()` says which.
 * The worker is PID 1's child in its own PID namespace; `stop()` SIGKILLs that namespace's init,
   and the kernel then kills every process in it (forked, daemonized, forkpty'd alike).
 
@@ -93,6 +96,22 @@ def _view() -> list[str]:
     return args
 
 
+def _memory_cgroup(name: str, limit: int) -> Path | None:
+    """A fresh memory cgroup capped at `limit` bytes, or None where the host does not allow one."""
+    for parent, knob in ((Path("/sys/fs/cgroup/memory"), "memory.limit_in_bytes"), (Path("/sys/fs/cgroup"), "memory.max")):
+        if not (parent / knob).exists() and not (parent / "cgroup.controllers").exists():
+            continue
+        group = parent / name
+        try:
+            group.mkdir(exist_ok=True)
+            (group / knob).write_text(str(limit))
+            return group
+        except OSError:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+    return None
+
+
 class Sandbox:
     """Start commands confined as described in the module doc, one sandbox per `start()`."""
 
@@ -102,6 +121,7 @@ class Sandbox:
         self.uid = UID_BASE + (os.getpid() % 4096) * 64 + next(_counter) % 64 if self.root else os.getuid()
         self.proc: subprocess.Popen | None = None
         self.init_pid: int | None = None  # the sandbox's PID-namespace init, as the host sees it
+        self.cgroup: Path | None = None
         if unsafe:
             msg = ("UNSAFE: release tool code runs WITHOUT a sandbox (unsafe=True / --unsafe): it can read and write your "
                    "files, use the network and start processes. Use this only for releases you trust.")
@@ -139,13 +159,21 @@ class Sandbox:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=folder,
                                          env={**env, "MCP_DB_DIR": str(folder)}, text=True, start_new_session=True)
             return self.proc
+        self.cgroup = _memory_cgroup(f"agentworld-sandbox-{self.uid}", self.limits.memory_mb * 2**20) if self.root else None
+        procs = str(self.cgroup / "cgroup.procs") if self.cgroup else None
+
+        def join_cgroup():  # in the child before exec: bwrap and everything it starts are charged to the cgroup
+            if procs:
+                with open(procs, "w") as f:
+                    f.write(str(os.getpid()))
+
         info_r, info_w = os.pipe()
         # stderr: bubblewrap's own errors, then tool noise (capped by RLIMIT_FSIZE); a file, since nobody drains a pipe
         errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (open as long as the worker; closed in stop())
         try:
             self.proc = subprocess.Popen(self.command(argv, folder, info_w), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
                                          env={**env, "MCP_DB_DIR": INSIDE, "PATH": "/usr/bin:/bin", "TZ": "UTC"}, text=True,
-                                         start_new_session=True, pass_fds=(info_w,))
+                                         start_new_session=True, pass_fds=(info_w,), preexec_fn=join_cgroup if procs else None)
         finally:
             os.close(info_w)
             self._errors = errors
@@ -183,6 +211,13 @@ class Sandbox:
         deadline = time.monotonic() + 5  # the kernel tears the PID namespace down after its init dies
         while init is not None and _alive(init) and time.monotonic() < deadline:
             time.sleep(0.005)
+        group, self.cgroup = self.cgroup, None
+        while group is not None and time.monotonic() < deadline:  # empty once the last process is gone
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.005)
 
 
 def _parent(pid: int) -> int | None:
@@ -229,6 +264,7 @@ def check_isolation(limits: Limits | None = None) -> dict:
             box.prepare(folder)
             t0 = time.perf_counter()
             proc = box.start([python_executable(), "-I", "-S", "-c", PROBE], folder, {})
+            cgroup = box.cgroup
             try:
                 out, _ = proc.communicate(timeout=30)
             finally:
@@ -244,5 +280,6 @@ def check_isolation(limits: Limits | None = None) -> dict:
         if bad:
             raise SandboxError(f"Expected a confined sandbox, got one without: {', '.join(bad)}. Pass unsafe=True (CLI: --unsafe) to run "
                                "tool code unconfined, only for releases you trust.")
-        _PROBED = {**checks, "mechanism": "bwrap+setpriv" if box.root else "bwrap+userns", "start_s": seconds}
+        _PROBED = {**checks, "mechanism": "bwrap+setpriv" if box.root else "bwrap+userns", "start_s": seconds,
+                   "memory_cgroup": str(cgroup.parent) if cgroup else None}
     return _PROBED

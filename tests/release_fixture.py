@@ -182,6 +182,20 @@ def memory_bomb(gb, **_extra):
     block = bytearray(gb * 1024 ** 3)
     return {"allocated": len(block)}
 '''),
+    "fork_memory": ("Children that together hold more memory than allowed.", {"children": {"type": "integer"}, "mb": {"type": "integer"}},
+                    ["children", "mb"], '''
+import os, time
+def fork_memory(children, mb, **_extra):
+    pids = []
+    for _ in range(children):
+        pid = os.fork()
+        if pid == 0:
+            block = b"x" * (mb * 2 ** 20)  # written, so really resident
+            time.sleep(1)
+            os._exit(len(block) > 0)
+        pids.append(pid)
+    return {"exits": [os.waitpid(p, 0)[1] for p in pids]}
+'''),
     "big_file": ("Write a huge file in the copy.", {"mb": {"type": "integer"}}, ["mb"], '''
 import os
 def big_file(mb, **_extra):

@@ -134,6 +134,21 @@ def test_output_floods_do_not_block_the_worker(box):
     usable(box)
 
 
+def test_memory_cgroup_caps_all_processes_together(release):
+    b = ReleaseBackend(release, "hostile", timeout=10, limits=sandbox.Limits(memory_mb=256))
+    try:
+        b.reset()
+        if b.sandbox.cgroup is None:
+            pytest.skip("this host does not let root create a memory cgroup (the per-process RLIMIT_AS still holds)")
+        r = call(b, "fork_memory", children=4, mb=150)  # 600 MB wanted, each child under its own RLIMIT_AS
+        peak = int(next(b.sandbox.cgroup.glob("memory.max_usage_in_bytes"), b.sandbox.cgroup / "memory.peak").read_text())
+        assert peak <= 256 * 2**20
+        assert not r.ok or any(status != 256 for status in r.data["exits"])  # someone was OOM-killed
+        usable(b)
+    finally:
+        b.close()
+
+
 def test_infinite_loop_is_cut_and_the_env_goes_on(box):
     t0 = time.monotonic()
     r = call(box, "spin")
