@@ -127,9 +127,9 @@ class Sandbox:
                    "files, use the network and start processes. Use this only for releases you trust.")
             warnings.warn(msg, stacklevel=3)
             log.warning(msg)
-        elif shutil.which("bwrap") is None or shutil.which("prlimit") is None:
-            raise SandboxError("Expected bubblewrap (`bwrap`) and util-linux `prlimit` on PATH to confine release tool code, "
-                               "got " + ("no bwrap" if shutil.which("bwrap") is None else "no prlimit") + ". Install them "
+        elif missing := [tool for tool in ("bwrap", "prlimit", *(["setpriv"] if self.root else [])) if shutil.which(tool) is None]:
+            raise SandboxError("Expected bubblewrap (`bwrap`) and util-linux `prlimit`/`setpriv` on PATH to confine release tool code, "
+                               f"got no {', '.join(missing)}. Install them "
                                "(Debian/Ubuntu: `apt-get install bubblewrap util-linux`), or pass unsafe=True (CLI: --unsafe) to run "
                                "tool code unconfined, only for releases you trust.")
 

@@ -41,6 +41,15 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
+    """95% Wilson score interval of a rate k/n."""
+    if n == 0:
+        return [float("nan"), float("nan")]
+    p, d = k / n, 1 + z * z / n
+    c, h = (p + z * z / (2 * n)) / d, z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / d
+    return [round(max(0.0, c - h), 3), round(min(1.0, c + h), 3)]
+
+
 def time_starts(backend, n: int) -> list[float]:
     out = []
     for _ in range(n):
@@ -108,7 +117,9 @@ def summarize(rows: list[dict]) -> dict:
         "with_questions": sum(r["questions"] for r in opened), "tasks_loaded": loaded,
         "tasks_dropped": sum(len(r["dropped"]) for r in opened), "drop_reasons": drop_reasons,
         "gold_replay_score": sum(r["gold_passed"] for r in opened) / loaded if loaded else None,
+        "gold_replay_ci95": wilson(sum(r["gold_passed"] for r in opened), loaded),
         "do_nothing_score": sum(r["do_nothing_passed"] for r in opened) / loaded if loaded else None,
+        "do_nothing_ci95": wilson(sum(r["do_nothing_passed"] for r in opened), loaded),
         "gold_calls_timed": len(steps), "step_ms_median": 1000 * statistics.median(steps) if steps else None,
         "step_ms_p10_p90": [1000 * percentile(steps, 0.1), 1000 * percentile(steps, 0.9)] if steps else None,
         "starts_timed": len(starts), "sandboxed_start_ms_median": 1000 * statistics.median(starts),
@@ -147,8 +158,9 @@ def main(args: Args) -> dict:
              "| measure | result |", "|---|---|",
              f"| environments opened | {summary['opened']} / {summary['environments']} |",
              f"| release tasks loaded / dropped | {summary['tasks_loaded']} / {summary['tasks_dropped']} ({summary['drop_reasons']}) |",
-             f"| gold replay score (n={summary['tasks_loaded']}) | {summary['gold_replay_score']} |",
-             f"| do-nothing score, null baseline (n={summary['tasks_loaded']}) | {summary['do_nothing_score']} |",
+             f"| gold replay score (n={summary['tasks_loaded']}, 95% CI) | {summary['gold_replay_score']} {summary['gold_replay_ci95']} |",
+             f"| do-nothing score, null baseline (n={summary['tasks_loaded']}, 95% CI) | {summary['do_nothing_score']} "
+             f"{summary['do_nothing_ci95']} |",
              f"| gold tool call latency, median [p10, p90] (n={summary['gold_calls_timed']}) | "
              f"{summary['step_ms_median']:.2f} ms [{summary['step_ms_p10_p90'][0]:.2f}, {summary['step_ms_p10_p90'][1]:.2f}] |",
              f"| episode start sandboxed, median [p10, p90] (n={summary['starts_timed']}) | {summary['sandboxed_start_ms_median']:.1f} ms "
