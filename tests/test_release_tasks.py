@@ -181,3 +181,23 @@ def test_synthesized_tasks_on_a_logging_env_without_questions(release, tmp_path,
     assert clone.backend.excluded == {"tool_call_logs.json"}
     clone.close()
     env.close()
+
+
+def test_a_release_id_never_replaces_a_catalog_theme(tmp_path, monkeypatch):
+    """The catalog has themes named release-tracker-1 …: a release environment `tracker-1` must not hide them."""
+    import gymnasium as gym
+
+    from agentworld_gym.mcp.release import register_release
+
+    monkeypatch.setenv("AGENTWORLD_DATA", str(tmp_path / "data"))
+    taken = next((k for k in gym.registry if k.startswith("AgentWorld/release-") and "mcp.release" not in str(gym.registry[k].entry_point)), None)
+    if taken is None:
+        pytest.skip("no catalog theme id starts with release- in this pool")
+    clash = taken[len("AgentWorld/release-"):-len("-v0")]
+    mix = write_release(tmp_path / "r", hostile=False)
+    shutil.move(mix / "crm_logger", mix / clash)
+    shutil.move(mix / "crm_logger_step4_checkpoint.json", mix / f"{clash}_step4_checkpoint.json")
+    before = gym.registry[taken].entry_point
+    report = register_release(mix)
+    assert "already the id of another environment" in report["failed"][clash]
+    assert gym.registry[taken].entry_point == before

@@ -3,6 +3,7 @@
   AgentWorld/mcp-v0          any MCP server: gym.make("AgentWorld/mcp-v0", command=[...], tasks=...)
   AgentWorld/tau2-<d>-v0     tau2 domains whose data and MCP server are available here
   AgentWorld/release-<id>-v0 Agent-World release environments, after `agentworld import agentworld-release PATH`
+                             (in every later process too: the import writes an index in data_home())
 """
 
 from __future__ import annotations
@@ -44,21 +45,30 @@ def index_path() -> Path:
 def read_index() -> dict:
     """{release id: {path, taxonomy (L1/L2/L3), n_tools, tasks}} written by `agentworld import agentworld-release`."""
     try:
-        return json.loads(index_path().read_text(encoding="utf-8")).get("environments", {})
+        found = json.loads(index_path().read_text(encoding="utf-8")).get("environments", {})
     except (OSError, json.JSONDecodeError, AttributeError):
         return {}
+    # a damaged index must never break `import agentworld_gym`: keep only well-formed entries
+    return {k: v for k, v in found.items() if isinstance(v, dict) and isinstance(v.get("path"), str)} if isinstance(found, dict) else {}
 
 
-def register_release_env(release_id: str, path: str) -> str:
+RELEASE_ENTRY_POINT = "agentworld_gym.mcp.release:make_release_env"
+
+
+def register_release_env(release_id: str, path: str) -> str | None:
+    """Register AgentWorld/release-<id>-v0; None when that id already names something else (a catalog theme
+    such as `release-tracker-1`), which is never replaced."""
     gid, kwargs = env_id_for(release_id), {"path": path, "env_id": release_id}
+    if gid in gym.registry and gym.registry[gid].entry_point != RELEASE_ENTRY_POINT:
+        return None
     if gid not in gym.registry or gym.registry[gid].kwargs != kwargs:
-        gym.register(id=gid, entry_point="agentworld_gym.mcp.release:make_release_env", kwargs=kwargs, disable_env_checker=True)
+        gym.register(id=gid, entry_point=RELEASE_ENTRY_POINT, kwargs=kwargs, disable_env_checker=True)
     return gid
 
 
 def register_index() -> list[str]:
     """Register every release environment the index remembers (one JSON read; nothing starts)."""
-    return [register_release_env(release_id, entry["path"]) for release_id, entry in read_index().items()]
+    return [gid for release_id, entry in read_index().items() if (gid := register_release_env(release_id, entry["path"]))]
 
 
 def register_external() -> None:

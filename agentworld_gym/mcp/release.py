@@ -39,6 +39,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+import gymnasium as gym
+
 from ..actions import ToolCall
 from ..errors import BackendError, ConfigError, did_you_mean
 from ..sandbox import Limits, Sandbox, check_isolation, python_executable
@@ -47,7 +49,7 @@ from ..theme import SUBMIT_SCHEMA
 from ..tools import ToolResult, to_text, validate_arguments
 from .backend import json_hash, tools_prompt
 from .client import check_schema
-from .registration import data_home, env_id_for, index_path, read_index, register_release_env
+from .registration import RELEASE_ENTRY_POINT, data_home, env_id_for, index_path, read_index, register_release_env
 
 CHECKPOINT_SUFFIX = "_step4_checkpoint.json"
 FROZEN_EPOCH = 1767225600.0  # 2026-01-01T00:00:00Z: the worker's clock, plus one day per task db_seed
@@ -385,6 +387,9 @@ def register_release(path: str | Path, build_tasks: bool = False, unsafe: bool =
             failed[env_id] = str(exc)
             continue
         gid = env_id_for(env_id)
+        if gid in gym.registry and gym.registry[gid].entry_point != RELEASE_ENTRY_POINT:
+            failed[env_id] = f"{gid} is already the id of another environment (a catalog theme); not replaced"
+            continue
         entry = {"path": root, "taxonomy": spec["taxonomy"], "n_tools": len(spec["tools"])}
         if build_tasks:
             try:
