@@ -29,6 +29,13 @@ def cmd_list(args) -> int:
         for e in envs.entries()
         if args.source is None or e.source == args.source
     ]
+    if args.source in (None, "release"):  # Agent-World release environments remembered by `agentworld import`
+        from .mcp.registration import env_id_for, read_index
+
+        rows += [{"id": env_id_for(rid), "theme": f"release-{rid}", "category": e.get("taxonomy", {}).get("L1", "?"),
+                  "subcategory": " / ".join(e.get("taxonomy", {}).get(k, "?") for k in ("L2", "L3")), "n_tools": e.get("n_tools", 0),
+                  "source": "release"}
+                 for rid, e in read_index().items()]
     if args.json:
         print(json.dumps(rows, indent=None))
         return 0

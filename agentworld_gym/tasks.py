@@ -19,7 +19,7 @@ from typing import Any
 from .actions import ToolCall
 from .errors import MissingFileError, TaskError
 
-ANSWER_TYPES = ("number", "text", "set", "bool", "none")
+ANSWER_TYPES = ("number", "text", "set", "bool", "facts", "none")  # facts: every listed fact appears in the answer
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,9 @@ def answers_match(expected: Any, got: Any, answer_type: str, tolerance: float = 
         return (g in yes and bool(expected)) or (g in no and not expected)
     if answer_type == "text":
         return _text(expected) == _text(got)
+    if answer_type == "facts":  # imported free-text answers: the facts the gold chain produced must all be stated
+        said = _text(" ".join(map(str, got)) if isinstance(got, (list, tuple)) else got)
+        return bool(expected) and all(_text(f) in said for f in expected)
     return True
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+from ..errors import ConfigError
 
 
 def cmd_serve(args) -> int:
@@ -16,7 +19,14 @@ def cmd_import(args) -> int:
     if args.source == "agentworld-release":
         from .release import register_release
 
-        report = register_release(args.path)
+        if args.path is None:
+            raise ConfigError("Expected a release folder: agentworld import agentworld-release PATH (the folder holding environment_mix/ "
+                              "or its environments).")
+        report = register_release(args.path, build_tasks=not args.no_tasks, unsafe=args.unsafe, progress=not args.json)
+        report["notes"] = [f"{Path(gid).name}: {r['loaded']} release tasks loaded, {r['replayed']} replayed to 1.0, {len(r['dropped'])} dropped"
+                           f"{' (' + '; '.join(f'{q}: {why}' for q, why in r['dropped'].items()) + ')' if r['dropped'] else ''}, "
+                           f"{r['synthesized']} synthesized" for gid, r in report["tasks"].items()]
+        report["notes"].append(f"remembered in {report['index']}: later processes register these ids on `import agentworld_gym`")
     else:
         from .tau2 import import_tau2
 
@@ -47,5 +57,9 @@ def add_commands(sub) -> None:
     p.add_argument("source", choices=("agentworld-release", "tau2"), help="what to import: an Agent-World release folder or a tau2-bench domain")
     p.add_argument("path", nargs="?", help="release folder, or a tau2 domain folder (default: ../shared/data/tau2/*)")
     p.add_argument("--replay", action="store_true", help="tau2: replay every task's gold actions and report the scores")
+    p.add_argument("--unsafe", action="store_true",
+                   help="agentworld-release: run tool code WITHOUT the sandbox (only for releases you trust)")
+    p.add_argument("--no-tasks", action="store_true",
+                   help="agentworld-release: only register; tasks are loaded and replayed at the first gym.make instead")
     p.add_argument("--json", action="store_true", help="print the registered ids (and replay scores) as JSON")
     p.set_defaults(func=cmd_import)

@@ -1,17 +1,27 @@
 """Agent-World release environments as Gym envs (`agentworld import agentworld-release PATH`).
 
-Format: an environment is a folder `<id>/` of JSON data files plus `<id>_step4_checkpoint.json`
-(beside the folder or inside it) whose `data.ToolDesignAgent.tool_schemas` lists tools as
-{name, description, parameters (JSON Schema), implementation (Python source of a standalone
-`def name(..., **_extra)`)}; `metadata.taxonomy` holds the L1/L2/L3 labels. A tool finds its data
-folder through `$MCP_DB_DIR`, reads and writes the JSON files itself, and returns a JSON-able dict
-or {"error": {"code": ..., "message": ...}}.
+Format: PATH holds `environment_mix/` (or is it). An environment is a folder `<id>/` of JSON data files
+plus `<id>_step4_checkpoint.json` (beside the folder or inside it) whose `data.ToolDesignAgent.tool_schemas`
+lists tools as {name, description, parameters (JSON Schema), implementation (Python source of a standalone
+`def name(..., **_extra)`)}; `metadata.taxonomy` holds the labels (`L1_name`/`L2_name`/`L3_name`, read as
+L1/L2/L3). A tool finds its data folder through `$MCP_DB_DIR`, reads and writes the JSON files itself, and
+returns a JSON-able dict or {"error": {"code": ..., "message": ...}}. The release's tasks live in
+`environment_mix/questions/<id>.json` (see `release_tasks`).
 
-Third-party tool code never runs in this process: a worker subprocess (`python -I -S`, no site
-packages, an empty environment but MCP_DB_DIR and PATH, its working directory the episode folder)
-runs it against a per-episode temporary copy of the data folder, one call at a time, each within a
-time limit; a worker that hangs or dies is killed and restarted, and the agent sees an error.
-Tasks come from discovery on the live tools (`discovery.discover_tasks`) unless given.
+Third-party tool code never runs in this process: a worker (`python -I -S`) runs it in the sandbox of
+`agentworld_gym.sandbox` (bubblewrap namespaces, its own uid, read-only view, no network, rlimits, PID-
+namespace kill) against a per-episode copy of the data folder, one call at a time, each within a time limit;
+a worker that hangs or dies is killed with everything it started and restarted, and the agent sees an error.
+
+FROZEN — what the worker makes deterministic before any tool code loads, so the same calls give the same
+state: `time.time`/`time_ns`/`localtime`/`gmtime`/`ctime`/`strftime` and `datetime.datetime.now`/`utcnow`/
+`today`, `datetime.date.today` return one instant per episode (2026-01-01T00:00:00Z plus task.db_seed days;
+it does not tick); `os.urandom` (hence `uuid.uuid4`, `secrets`, `random.SystemRandom`), `uuid.uuid1` and the
+global `random` draw from a generator reseeded before every call from (task.db_seed, the call's name and
+arguments, how many times that same call ran this episode) — so an extra read before a write does not change
+the ids the write creates. Not frozen: `time.monotonic`/`perf_counter` (durations only) and anything a tool
+reads from outside the copy (there is nothing to read). The state hash covers every file of the copy except
+the call logs `release_tasks` detects, which each task names in `features["state_excluded"]`.
 """
 
 from __future__ import annotations
@@ -23,10 +33,9 @@ import json
 import os
 import select
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,43 +43,65 @@ import gymnasium as gym
 
 from ..actions import ToolCall
 from ..errors import BackendError, ConfigError, did_you_mean
+from ..sandbox import Limits, Sandbox, check_isolation, python_executable
 from ..tasks import Task
 from ..theme import SUBMIT_SCHEMA
 from ..tools import ToolResult, to_text, validate_arguments
 from .backend import json_hash, tools_prompt
 from .client import check_schema
+from .registration import RELEASE_ENTRY_POINT, data_home, env_id_for, index_path, read_index, register_release_env
 
 CHECKPOINT_SUFFIX = "_step4_checkpoint.json"
+FROZEN_EPOCH = 1767225600.0  # 2026-01-01T00:00:00Z: the worker's clock, plus one day per task db_seed
 
 # The worker: reads one JSON request a line, answers one JSON line. Tool output printed to stdout
-# is sent to stderr so it cannot corrupt the protocol.
+# is sent to stderr so it cannot corrupt the protocol. Before any tool code loads it freezes the clock
+# and makes every source of randomness a seeded generator (see FROZEN in the module doc); each call
+# reseeds it from the seed the host sends, so a call's ids depend on the call, not on what ran before.
 WORKER = r'''
 import json, os, sys
 out, sys.stdout = sys.stdout, sys.stderr
-# Not a security boundary (native code can bypass it), but tool code that opens files outside its
-# data copy (other than the standard library) or starts processes / sockets is refused.
-_root = os.path.realpath(os.environ["MCP_DB_DIR"])
-_lib = os.path.realpath(sys.base_prefix) + os.sep
-_denied = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "socket.connect", "ctypes.dlopen")
-def _guard(event, args):
-    if event == "open" and isinstance(args[0], (str, bytes)):
-        path = os.path.realpath(os.fsdecode(args[0]))
-        if not (path == _root or path.startswith(_root + os.sep) or path.startswith(_lib)):
-            raise PermissionError("tools may only open files under MCP_DB_DIR")
-    elif event in _denied:
-        raise PermissionError("tools may not use " + event)
-sys.addaudithook(_guard)
+import datetime, random, time, uuid
+_rng = random.Random(0)
+os.urandom = random._urandom = lambda n: _rng.randbytes(n)  # uuid4, secrets and SystemRandom draw from here
+_clock = [0.0]
+_real = {k: getattr(time, k) for k in ("localtime", "gmtime", "ctime", "strftime")}
+time.time = lambda: _clock[0]
+time.time_ns = lambda: int(_clock[0] * 1e9)
+time.localtime = lambda secs=None: _real["localtime"](_clock[0] if secs is None else secs)
+time.gmtime = lambda secs=None: _real["gmtime"](_clock[0] if secs is None else secs)
+time.ctime = lambda secs=None: _real["ctime"](_clock[0] if secs is None else secs)
+time.strftime = lambda fmt, t=None: _real["strftime"](fmt, time.localtime() if t is None else t)
+class _DateTime(datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return cls.fromtimestamp(_clock[0], tz)
+    @classmethod
+    def utcnow(cls):
+        return cls.fromtimestamp(_clock[0], datetime.timezone.utc).replace(tzinfo=None)
+    @classmethod
+    def today(cls):
+        return cls.fromtimestamp(_clock[0])
+class _Date(datetime.date):
+    @classmethod
+    def today(cls):
+        return cls.fromtimestamp(_clock[0])
+datetime.datetime, datetime.date = _DateTime, _Date
+uuid.uuid1 = lambda node=None, clock_seq=None: uuid.UUID(int=_rng.getrandbits(128), version=1)
 tools = {}
 for line in sys.stdin:
     msg = json.loads(line)
     try:
         if msg["op"] == "load":
+            _clock[0] = msg["clock"]
             for name, src in msg["tools"].items():
                 scope = {"__name__": "tool_" + name}
                 exec(compile(src, "<tool " + name + ">", "exec"), scope)
                 tools[name] = scope[name]
             reply = {"ok": True}
         else:
+            _rng.seed(msg["seed"])
+            random.seed(msg["seed"])
             result = tools[msg["name"]](**msg["arguments"])
             reply = {"ok": True, "result": json.loads(json.dumps(result))}
     except BaseException as exc:
@@ -79,18 +110,29 @@ for line in sys.stdin:
     out.flush()
 '''
 
-
 def find_environments(path: str | Path) -> dict[str, tuple[Path, Path | None]]:
-    """{id: (checkpoint file, data folder or None)} for every checkpoint under `path` (one level deep)."""
+    """{id: (checkpoint file, data folder or None)} for every checkpoint under `path` (or `path`/environment_mix), one level deep."""
     root = Path(path)
     if not root.is_dir():
         raise ConfigError(f"Expected a release folder, got {str(path)!r} (not a directory).")
+    if (root / "environment_mix").is_dir():  # the release's top folder
+        root = root / "environment_mix"
     found = {}
     for ckpt in sorted([*root.glob("*" + CHECKPOINT_SUFFIX), *root.glob("*/*" + CHECKPOINT_SUFFIX)]):
         env_id = ckpt.name[: -len(CHECKPOINT_SUFFIX)]
         folder = ckpt.parent if ckpt.parent.name == env_id else ckpt.parent / env_id
         found[env_id] = (ckpt, folder if folder.is_dir() else None)
     return found
+
+
+def labels_of(taxonomy: dict) -> dict:
+    """{"L1", "L2", "L3"} from a checkpoint's taxonomy (the release writes L1_name/L2_name/L3_name)."""
+    out = {}
+    for level in ("L1", "L2", "L3"):
+        value = taxonomy.get(f"{level}_name") or taxonomy.get(level)
+        if value:
+            out[level] = str(value)
+    return out
 
 
 def load_spec(checkpoint: Path, folder: Path | None) -> dict:
@@ -119,39 +161,46 @@ def load_spec(checkpoint: Path, folder: Path | None) -> dict:
             raise ConfigError(f"tool {t['name']!r}: implementation defines no function named {t['name']!r}")
         tools.append({"name": t["name"], "description": str(t.get("description", "")), "parameters": t["parameters"],
                       "implementation": t["implementation"]})
-    taxonomy = (doc.get("metadata") or {}).get("taxonomy") or {}
+    taxonomy = labels_of((doc.get("metadata") or {}).get("taxonomy") or {})
     return {"tools": tools, "taxonomy": taxonomy, "description": str((doc.get("metadata") or {}).get("description", ""))}
 
 
 class ReleaseBackend:
     """A release environment: its tools in a sandboxed worker over a per-episode copy of its data."""
 
-    def __init__(self, path: str | Path, env_id: str, timeout: float = 5.0):
+    def __init__(self, path: str | Path, env_id: str, timeout: float = 5.0, unsafe: bool = False, limits: Limits | None = None,
+                 excluded: Sequence[str] = ()):
         envs = find_environments(path)
         if env_id not in envs:
             raise ConfigError(f"Expected an environment id of {str(path)!r}, got {env_id!r}.{did_you_mean(env_id, envs)}")
-        self._config = {"path": str(path), "env_id": env_id, "timeout": timeout}
+        self._config = {"path": str(path), "env_id": env_id, "timeout": timeout, "unsafe": unsafe, "limits": limits,
+                        "excluded": tuple(excluded)}
         checkpoint, self.folder = envs[env_id]
         spec = load_spec(checkpoint, self.folder)
-        self.id, self.timeout, self.taxonomy = f"release-{env_id}", timeout, spec["taxonomy"]
+        self.env_id, self.id, self.timeout, self.taxonomy = env_id, f"release-{env_id}", timeout, spec["taxonomy"]
         self._sources = {t["name"]: t["implementation"] for t in spec["tools"]}
         self.tools = [{"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}}
                       for t in spec["tools"]]
         self._schemas = {t["name"]: t["parameters"] for t in spec["tools"]}
         self.tool_schemas = [*self.tools, SUBMIT_SCHEMA]
-        labels = " / ".join(str(self.taxonomy[k]) for k in ("L1", "L2", "L3") if self.taxonomy.get(k))
+        labels = " / ".join(self.taxonomy.values())
         self.system_prompt = tools_prompt(f"You are an assistant for the {env_id} environment{f' ({labels})' if labels else ''}. {spec['description']}",
                                           self.tool_schemas)
+        self.excluded = set(excluded)  # call-log files left out of the state (named in each task's features)
+        self.sandbox = Sandbox(limits, unsafe=unsafe)
+        if not unsafe:
+            check_isolation(limits)
         self.episode_dir: Path | None = None
-        self._proc: subprocess.Popen | None = None
+        self._clock, self._seed, self._calls = FROZEN_EPOCH, 0, Counter()
 
     # ------------------------------------------------------------------ worker
+    @property
+    def _proc(self):
+        return self.sandbox.proc
+
     def _start_worker(self) -> None:
-        self._stop_worker()
-        env = {"MCP_DB_DIR": str(self.episode_dir), "PATH": os.defpath}
-        self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, cwd=self.episode_dir, env=env, text=True, start_new_session=True)
-        reply = self._request({"op": "load", "tools": self._sources}, self.timeout * 4)
+        self.sandbox.start([python_executable(), "-I", "-S", "-c", WORKER], self.episode_dir, {})
+        reply = self._request({"op": "load", "tools": self._sources, "clock": self._clock}, self.timeout * 4)
         if not reply.get("ok"):
             self._stop_worker()
             raise BackendError(f"Expected the tools of {self.id} to load in the worker, got: {reply.get('error')}.")
@@ -181,15 +230,7 @@ class ReleaseBackend:
                 return {"ok": False, "error": "the tool process answered garbage"}
 
     def _stop_worker(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, 9)
-        if proc is not None:
-            proc.wait(5)
-            for stream in (proc.stdin, proc.stdout):
-                with contextlib.suppress(OSError):
-                    stream.close()
+        self.sandbox.stop()
 
     # ------------------------------------------------------------------ Backend
     def reset(self, task: Task | None = None) -> None:
@@ -197,9 +238,12 @@ class ReleaseBackend:
         if self.episode_dir is not None:
             shutil.rmtree(self.episode_dir.parent, ignore_errors=True)
         self.episode_dir = Path(tempfile.mkdtemp(prefix="agentworld-release-")) / "db"
-        shutil.copytree(self.folder, self.episode_dir)  # the original is never handed to tool code
+        shutil.copytree(self.folder, self.episode_dir, symlinks=True)  # the original is never handed to tool code
         for stray in self.episode_dir.glob("*" + CHECKPOINT_SUFFIX):
             stray.unlink()
+        self.sandbox.prepare(self.episode_dir)
+        self._seed = task.db_seed if task is not None else 0
+        self._clock, self._calls = FROZEN_EPOCH + 86400 * (self._seed % 3650), Counter()
         self._start_worker()
 
     def call(self, call: ToolCall) -> ToolResult:
@@ -218,7 +262,11 @@ class ReleaseBackend:
             if self.episode_dir is None:
                 return ToolResult(False, "Error: the environment has not been reset.")
             self._start_worker()  # after a timeout or crash: same episode data, fresh process
-        reply = self._request({"op": "call", "name": call.name, "arguments": arguments}, self.timeout)
+        # The same call gets the same ids however many other calls ran before it (see FROZEN).
+        key = json.dumps([call.name, arguments], sort_keys=True, default=str)
+        self._calls[key] += 1
+        seed = hashlib.sha256(f"{self._seed}\n{key}\n{self._calls[key]}".encode()).hexdigest()
+        reply = self._request({"op": "call", "name": call.name, "arguments": arguments, "seed": seed}, self.timeout)
         if not reply.get("ok"):
             return ToolResult(False, f"Error: {call.name} failed: {reply.get('error')}")
         data = reply.get("result")
@@ -228,15 +276,21 @@ class ReleaseBackend:
             return ToolResult(False, f"Error: {message}")
         return ToolResult(True, to_text(data), data)
 
-    def state(self) -> dict:
+    def state(self, include_excluded: bool = False) -> dict:
+        """Every file of the episode copy (JSON parsed, else a digest); symlinks by target, never followed."""
         out = {}
         for f in sorted(self.episode_dir.rglob("*")) if self.episode_dir else []:
-            if f.is_file():
+            name = str(f.relative_to(self.episode_dir))
+            if name in self.excluded and not include_excluded:
+                continue
+            if f.is_symlink():
+                out[name] = "symlink -> " + os.readlink(f)
+            elif f.is_file():
                 raw = f.read_bytes()
                 try:
-                    out[str(f.relative_to(self.episode_dir))] = json.loads(raw)
+                    out[name] = json.loads(raw)
                 except (json.JSONDecodeError, UnicodeDecodeError):
-                    out[str(f.relative_to(self.episode_dir))] = hashlib.sha256(raw).hexdigest()
+                    out[name] = hashlib.sha256(raw).hexdigest()
         return out
 
     def state_hash(self, tables: Sequence[str] | None = None) -> str:
@@ -252,7 +306,7 @@ class ReleaseBackend:
             self.episode_dir = None
 
     def __getstate__(self) -> dict:
-        return {"config": self._config}
+        return {"config": {**self._config, "excluded": tuple(sorted(self.excluded))}}  # the call logs found since
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state["config"])
@@ -262,40 +316,99 @@ class ReleaseBackend:
             self.close()
 
 
-def env_id_for(env_id: str) -> str:
-    return f"AgentWorld/release-{env_id}-v0"
+def _fingerprint(path: str | Path, env_id: str) -> str:
+    """Changes when the environment's checkpoint or questions change (then its tasks are rebuilt)."""
+    from .release_tasks import questions_file
+
+    checkpoint, _ = find_environments(path)[env_id]
+    files = [checkpoint, questions_file(Path(path), env_id)]
+    return json_hash([[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f is not None])
+
+
+def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, seed: int = 0, examples: dict | None = None) -> tuple[list[Task], dict]:
+    """The release's verified tasks for this environment plus synthesized ones on top; cached in data_home()."""
+    from ..tasks import load_tasks, save_tasks
+    from .discovery import discover_tasks
+    from .release_tasks import ReleaseTaskReport, load_release_tasks, questions_file, recheck_synthesized
+
+    cache = data_home() / "release" / f"{backend.env_id}-{_fingerprint(path, backend.env_id)}-n{n_tasks}-s{seed}"
+    if (cache / "tasks.jsonl").is_file() and (cache / "report.json").is_file():
+        report = json.loads((cache / "report.json").read_text(encoding="utf-8"))
+        backend.excluded = set(report["state_excluded"])
+        return load_tasks(cache / "tasks.jsonl"), report
+    questions = questions_file(Path(path), backend.env_id)
+    tasks, report = load_release_tasks(backend, questions) if questions else ([], ReleaseTaskReport(backend.env_id))
+    # chains of up to 5 calls, so levels 1-5 where the tools allow
+    synthesized = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples, max_calls=5).tasks if n_tasks else []
+    synthesized = recheck_synthesized(backend, synthesized, report)
+    report = {**report.to_dict(), "questions": str(questions) if questions else None, "synthesized": len(synthesized)}
+    cache.mkdir(parents=True, exist_ok=True)
+    save_tasks([*tasks, *synthesized], cache / "tasks.jsonl")
+    (cache / "report.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    return [*tasks, *synthesized], report
 
 
 def make_release_env(path: str, env_id: str, tasks=None, n_tasks: int = 6, seed: int = 0, timeout: float = 5.0,
-                     examples: dict | None = None, max_turns: int = 20, reward_mode: str = "binary", render_mode: str | None = None):
-    """A release environment as an AgentWorldEnv; tasks are discovered from its live tools unless given."""
-    from ..env import AgentWorldEnv
-    from .discovery import discover_tasks
+                     examples: dict | None = None, max_turns: int = 20, reward_mode: str = "binary", render_mode: str | None = None,
+                     unsafe: bool = False):
+    """A release environment as an AgentWorldEnv: its release tasks plus `n_tasks` synthesized ones, unless `tasks` is given.
 
-    backend = ReleaseBackend(path, env_id, timeout)
+    `unsafe=True` runs the tool code without the sandbox (loudly); only for releases you trust."""
+    from ..env import AgentWorldEnv
+
+    backend = ReleaseBackend(path, env_id, timeout, unsafe=unsafe)
     try:
         if tasks is None:
-            tasks = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples).tasks
+            tasks, report = release_tasks(backend, path, n_tasks, seed, examples)
             if not tasks:
-                raise BackendError(f"Expected discovery to find tasks in release environment {env_id!r}, got none. Pass tasks=... instead.")
+                raise BackendError(f"Expected tasks in release environment {env_id!r}, got none (dropped questions: {report['dropped']}). "
+                                   "Pass tasks=... instead.")
         return AgentWorldEnv(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode)
     except BaseException:
         backend.close()
         raise
 
 
-def register_release(path: str | Path) -> dict:
-    """Register every environment of a release folder that loads; report the others and why."""
-    registered, failed, taxonomy = [], {}, {}
-    for env_id, (checkpoint, folder) in find_environments(path).items():
+def register_release(path: str | Path, build_tasks: bool = False, unsafe: bool = False, n_tasks: int = 6, progress: bool = False) -> dict:
+    """Register every environment of a release folder that loads, remember it in the index, and report the others.
+
+    Later processes register the indexed environments on `import agentworld_gym` (`registration.register_index`).
+
+    With `build_tasks`, also load each environment's release tasks (gold replayed in the sandbox) and
+    synthesized ones, and report per environment what loaded, replayed to 1.0 or was dropped."""
+    from tqdm import tqdm
+
+    root = str(Path(path).resolve())
+    registered, failed, taxonomy, tasks, index = [], {}, {}, {}, read_index()
+    for env_id, (checkpoint, folder) in tqdm(find_environments(path).items(), desc="release", disable=not progress):
         try:
             spec = load_spec(checkpoint, folder)
         except ConfigError as exc:
             failed[env_id] = str(exc)
             continue
-        gid, kwargs = env_id_for(env_id), {"path": str(Path(path).resolve()), "env_id": env_id}
-        if gid not in gym.registry or gym.registry[gid].kwargs != kwargs:
-            gym.register(id=gid, entry_point="agentworld_gym.mcp.release:make_release_env", kwargs=kwargs, disable_env_checker=True)
+        gid = env_id_for(env_id)
+        if gid in gym.registry and gym.registry[gid].entry_point != RELEASE_ENTRY_POINT:
+            failed[env_id] = f"{gid} is already the id of another environment (a catalog theme); not replaced"
+            continue
+        entry = {"path": root, "taxonomy": spec["taxonomy"], "n_tools": len(spec["tools"])}
+        if build_tasks:
+            try:
+                backend = ReleaseBackend(root, env_id, unsafe=unsafe)
+                try:
+                    found, report = release_tasks(backend, root, n_tasks)
+                finally:
+                    backend.close()
+            except BackendError as exc:
+                failed[env_id] = str(exc)
+                continue
+            tasks[gid] = report
+            entry["tasks"] = len(found)
+        register_release_env(env_id, root)
+        index[env_id] = entry
         registered.append(gid)
         taxonomy[gid] = spec["taxonomy"]
-    return {"registered": registered, "failed": failed, "taxonomy": taxonomy}
+    index_path().parent.mkdir(parents=True, exist_ok=True)
+    tmp = index_path().with_suffix(".tmp")
+    tmp.write_text(json.dumps({"version": 1, "environments": index}, indent=1), encoding="utf-8")
+    tmp.replace(index_path())
+    return {"registered": registered, "failed": failed, "taxonomy": taxonomy, "tasks": tasks, "index": str(index_path())}

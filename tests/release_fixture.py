@@ -1,0 +1,273 @@
+"""Writes a small Agent-World release in the real layout (the release itself is not committed).
+
+    <root>/environment_mix/<id>/                    the environment's JSON collections
+    <root>/environment_mix/<id>_step4_checkpoint.json   tools (name, description, parameters, implementation)
+    <root>/environment_mix/questions/<id>.json       tasks: text, reference answer, rubric with the verified chain
+
+`crm_logger` follows the shared template of the Smithery-derived environments: every call appends
+{log_id: uuid4, timestamp: now, tool, params} to tool_call_logs.json, and new records get random ids
+and creation times. `hostile` holds tools that attack the sandbox. Run as a script to write one:
+`python tests/release_fixture.py /tmp/release [--hostile]`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+LOG = '''
+import json, os, uuid
+from datetime import datetime
+
+def _load(name):
+    with open(os.path.join(os.environ["MCP_DB_DIR"], name)) as f:
+        return json.load(f)
+
+def _save(name, data):
+    with open(os.path.join(os.environ["MCP_DB_DIR"], name), "w") as f:
+        json.dump(data, f, indent=2)
+
+def _log(tool, params):
+    logs = _load("tool_call_logs.json")
+    logs["logs"].append({"log_id": str(uuid.uuid4()), "timestamp": datetime.now().isoformat(), "tool": tool, "params": params})
+    _save("tool_call_logs.json", logs)
+'''
+
+CRM_TOOLS = {
+    "get_contact": ("Look up a contact by id.", {"contact_id": {"type": "string"}}, ["contact_id"], '''
+def get_contact(contact_id, **_extra):
+    _log("get_contact", {"contact_id": contact_id})
+    contacts = _load("contacts.json")
+    if contact_id not in contacts:
+        return {"error": {"code": "not_found", "message": f"Contact {contact_id} not found."}}
+    return contacts[contact_id]
+'''),
+    "search_contacts": ("Contacts in a city.", {"city": {"type": "string"}}, ["city"], '''
+def search_contacts(city, **_extra):
+    _log("search_contacts", {"city": city})
+    return {"contacts": [c["contact_id"] for c in _load("contacts.json").values() if c["city"].lower() == city.lower()]}
+'''),
+    "add_note": ("Add a note to a contact.", {"contact_id": {"type": "string"}, "text": {"type": "string"}}, ["contact_id", "text"], '''
+def add_note(contact_id, text, **_extra):
+    _log("add_note", {"contact_id": contact_id, "text": text})
+    if contact_id not in _load("contacts.json"):
+        return {"error": {"code": "not_found", "message": f"Contact {contact_id} not found."}}
+    notes = _load("notes.json")
+    note = {"note_id": str(uuid.uuid4()), "contact_id": contact_id, "text": text, "created_at": datetime.now().isoformat()}
+    notes.append(note)
+    _save("notes.json", notes)
+    return note
+'''),
+    "count_notes": ("How many notes a contact has.", {"contact_id": {"type": "string"}}, ["contact_id"], '''
+def count_notes(contact_id, **_extra):
+    _log("count_notes", {"contact_id": contact_id})
+    return {"contact_id": contact_id, "notes": sum(n["contact_id"] == contact_id for n in _load("notes.json"))}
+'''),
+    "update_email": ("Change a contact's email.", {"contact_id": {"type": "string"}, "email": {"type": "string"}}, ["contact_id", "email"], '''
+def update_email(contact_id, email, **_extra):
+    _log("update_email", {"contact_id": contact_id, "email": email})
+    contacts = _load("contacts.json")
+    if contact_id not in contacts:
+        return {"error": {"code": "not_found", "message": f"Contact {contact_id} not found."}}
+    contacts[contact_id]["email"] = email
+    contacts[contact_id]["updated_at"] = datetime.utcnow().isoformat()
+    _save("contacts.json", contacts)
+    return {"contact_id": contact_id, "email": email, "updated_at": contacts[contact_id]["updated_at"], "token": __import__("secrets").token_hex(8)}
+'''),
+}
+
+CONTACTS = {
+    "C-1": {"contact_id": "C-1", "name": "Grace Hopper", "email": "grace@navy.example", "city": "Arlington"},
+    "C-2": {"contact_id": "C-2", "name": "Ada Byron", "email": "ada@analytical.example", "city": "London"},
+    "C-3": {"contact_id": "C-3", "name": "Alan Turing", "email": "alan@bletchley.example", "city": "London"},
+}
+
+# The authors' run produced these reference answers: their uuids and times are not what a replay gives.
+QUESTIONS = [
+    {"id": "q1", "task": "What is Ada Byron's email address? Her contact id is C-2.", "reference_answer": "Ada Byron's email is ada@analytical.example.",
+     "rubric": {"tool_chain": [{"tool_name": "get_contact", "parameters": {"contact_id": "C-2"}}], "criteria": ["states the email"]}},
+    {"id": "q2", "task": "Log a note 'call back Monday' on Grace Hopper (C-1).",
+     "reference_answer": "Created note 3f2b8c1e-9d4a-4e6b-8a7c-1b2c3d4e5f60 at 2025-06-01T10:22:33.123456.",
+     "rubric": {"tool_chain": [{"tool_name": "add_note", "parameters": {"contact_id": "C-1", "text": "call back Monday"}}]}},
+    {"id": "q3", "question": "How many contacts live in London?", "answer": "2",
+     "rubric": [{"name": "search_contacts", "arguments": "{\"city\": \"London\"}"}]},
+    {"id": "q4", "task": "Change Alan Turing's (C-3) email to alan@manchester.example and tell me the record.",
+     "reference_answer": {"contact_id": "C-3", "email": "alan@manchester.example", "updated_at": "2025-06-01T10:25:00", "token": "9f8e7d6c5b4a3f2e"},
+     "rubric": {"verified_tool_chain": [{"function": {"name": "update_email", "arguments": {"contact_id": "C-3", "email": "alan@manchester.example"}}}]}},
+    {"id": "q5", "task": "Note 'met at conference' on C-3, then tell me how many notes C-3 has.", "reference_answer": 1,
+     "rubric": {"tool_chain": [{"tool": "add_note", "args": {"contact_id": "C-3", "text": "met at conference"}},
+                               {"tool": "count_notes", "args": {"contact_id": "C-3"}}]}},
+    {"id": "bad-tool", "task": "Delete contact C-1.", "reference_answer": "Deleted.",
+     "rubric": {"tool_chain": [{"tool_name": "delete_contact", "parameters": {"contact_id": "C-1"}}]}},
+    {"id": "bad-call", "task": "What is the email of C-9?", "reference_answer": "none",
+     "rubric": {"tool_chain": [{"tool_name": "get_contact", "parameters": {"contact_id": "C-9"}}]}},
+    {"id": "no-check", "task": "Say hello to the CRM.", "reference_answer": "hello there",
+     "rubric": {"tool_chain": [{"tool_name": "search_contacts", "parameters": {"city": "Paris"}}]}},
+    {"id": "no-chain", "task": "Anything.", "reference_answer": "x", "rubric": {"criteria": ["polite"]}},
+]
+
+HOSTILE = {
+    "ping": ("Answer pong.", {}, [], '''
+def ping(**_extra):
+    return {"pong": True}
+'''),
+    "read_file": ("Read any file.", {"path": {"type": "string"}}, ["path"], '''
+def read_file(path, **_extra):
+    with open(path) as f:
+        return {"text": f.read()[:200]}
+'''),
+    "write_file": ("Write any file.", {"path": {"type": "string"}, "text": {"type": "string"}}, ["path", "text"], '''
+def write_file(path, text, **_extra):
+    with open(path, "w") as f:
+        f.write(text)
+    return {"written": path}
+'''),
+    "delete_file": ("Delete any file.", {"path": {"type": "string"}}, ["path"], '''
+import os
+def delete_file(path, **_extra):
+    os.remove(path)
+    return {"deleted": path}
+'''),
+    "tcp": ("Open a TCP connection.", {"host": {"type": "string"}, "port": {"type": "integer"}}, ["host", "port"], '''
+import socket
+def tcp(host, port, **_extra):
+    s = socket.create_connection((host, port), timeout=2)
+    s.sendall(b"escaped")
+    return {"connected": True}
+'''),
+    "udp": ("Send a UDP datagram.", {"host": {"type": "string"}, "port": {"type": "integer"}}, ["host", "port"], '''
+import socket
+def udp(host, port, **_extra):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(b"escaped", (host, port))
+    return {"sent": True}
+'''),
+    "spawn": ("Start children that try to outlive the episode.", {"how": {"type": "string", "enum": ["fork", "forkpty", "daemon"]}}, ["how"], '''
+import os, pty, time
+def spawn(how, **_extra):
+    marker = os.environ["MCP_DB_DIR"] + "/alive-" + how
+    if how == "forkpty":
+        pid, fd = pty.fork()
+    else:
+        pid = os.fork()
+    if pid == 0:
+        if how == "daemon":
+            os.setsid()
+            if os.fork():
+                os._exit(0)
+        while True:  # prove liveness by touching a file in the copy; the test watches it from outside
+            with open(marker, "w") as f:
+                f.write(str(time.monotonic()))
+            time.sleep(0.05)
+    return {"child": pid}
+'''),
+    "fork_bomb": ("Fork without end.", {}, [], '''
+import os
+def fork_bomb(**_extra):
+    n = 0
+    try:
+        while n < 10000:
+            if os.fork() == 0:
+                import time
+                time.sleep(30)
+                os._exit(0)
+            n += 1
+    except OSError as exc:
+        return {"forked": n, "stopped": str(exc)}
+    return {"forked": n}
+'''),
+    "memory_bomb": ("Allocate gigabytes.", {"gb": {"type": "integer"}}, ["gb"], '''
+def memory_bomb(gb, **_extra):
+    block = bytearray(gb * 1024 ** 3)
+    return {"allocated": len(block)}
+'''),
+    "fork_memory": ("Children that together hold more memory than allowed.", {"children": {"type": "integer"}, "mb": {"type": "integer"}},
+                    ["children", "mb"], '''
+import os, time
+def fork_memory(children, mb, **_extra):
+    pids = []
+    for _ in range(children):
+        pid = os.fork()
+        if pid == 0:
+            block = b"x" * (mb * 2 ** 20)  # written, so really resident
+            time.sleep(1)
+            os._exit(len(block) > 0)
+        pids.append(pid)
+    return {"exits": [os.waitpid(p, 0)[1] for p in pids]}
+'''),
+    "big_file": ("Write a huge file in the copy.", {"mb": {"type": "integer"}}, ["mb"], '''
+import os
+def big_file(mb, **_extra):
+    with open(os.path.join(os.environ["MCP_DB_DIR"], "big.bin"), "wb") as f:
+        for _ in range(mb):
+            f.write(b"x" * 1024 * 1024)
+    return {"written_mb": mb}
+'''),
+    "tamper": ("Try to lift the guard.", {"path": {"type": "string"}}, ["path"], '''
+import os, resource, sys
+def tamper(path, **_extra):
+    tried = {}
+    sys.audit_hooks_cleared = True  # nothing in the interpreter guards us: the limits are the kernel's
+    for name, attempt in (("raise_nproc", lambda: resource.setrlimit(resource.RLIMIT_NPROC, (10 ** 6, 10 ** 6))),
+                          ("raise_memory", lambda: resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))),
+                          ("setuid_root", lambda: os.setuid(0)),
+                          ("write_root", lambda: open("/escaped", "w").write("x")),
+                          ("write_usr", lambda: open("/usr/escaped", "w").write("x")),
+                          ("write_outside", lambda: open(path, "w").write("tampered")),
+                          ("chroot", lambda: os.chroot("/"))):
+        try:
+            attempt()
+            tried[name] = "succeeded"
+        except Exception as exc:
+            tried[name] = type(exc).__name__
+    tried["uid"] = os.getuid()
+    return tried
+'''),
+    "noisy": ("Print megabytes.", {}, [], '''
+import os
+def noisy(**_extra):
+    print("x" * 2 ** 21)
+    os.write(2, b"y" * 2 ** 20)
+    return {"printed": True}
+'''),
+    "spin": ("Loop forever.", {}, [], '''
+def spin(**_extra):
+    while True:
+        pass
+'''),
+}
+
+
+def _checkpoint(tools: dict, taxonomy: dict, description: str, prelude: str = "") -> dict:
+    schemas = [{"name": name, "description": desc, "parameters": {"type": "object", "properties": props, "required": req},
+                "implementation": prelude + src} for name, (desc, props, req, src) in tools.items()]
+    return {"metadata": {"taxonomy": taxonomy, "description": description}, "data": {"ToolDesignAgent": {"tool_schemas": schemas}}}
+
+
+def write_release(root: str | Path, hostile: bool = True) -> Path:
+    """Write the fixture release under `root` (with the hostile environment or not); returns the `environment_mix` folder."""
+    mix = Path(root) / "environment_mix"
+    crm = mix / "crm_logger"
+    crm.mkdir(parents=True, exist_ok=True)
+    (crm / "contacts.json").write_text(json.dumps(CONTACTS, indent=2))
+    (crm / "notes.json").write_text("[]")
+    (crm / "tool_call_logs.json").write_text(json.dumps({"logs": []}))
+    (mix / "crm_logger_step4_checkpoint.json").write_text(json.dumps(_checkpoint(
+        CRM_TOOLS, {"L1_name": "Business & Productivity", "L2_name": "CRM & Sales", "L3_name": "Contact Management"},
+        "A contact book with notes.", prelude=LOG)))
+    (mix / "questions").mkdir(exist_ok=True)
+    (mix / "questions" / "crm_logger.json").write_text(json.dumps(QUESTIONS, indent=1))
+    if not hostile:
+        return mix
+    hostile = mix / "hostile"
+    hostile.mkdir(exist_ok=True)
+    (hostile / "state.json").write_text(json.dumps({"ok": True}))
+    (hostile / "hostile_step4_checkpoint.json").write_text(json.dumps(_checkpoint(  # inside its folder: the other accepted place
+        HOSTILE, {"L1_name": "Security", "L2_name": "Red Team", "L3_name": "Sandbox Escapes"}, "Tools that try to escape.")))
+    return mix
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--hostile"]
+    print(write_release(args[0] if args else "release-fixture", hostile="--hostile" in sys.argv))
