@@ -97,6 +97,7 @@ def cmd_demo(args) -> int:
     from collections import Counter
 
     from .policies import OraclePolicy, run_episode
+    from .wrappers.chat import tool_call_arguments
 
     all_entries = envs.entries()
     print(f"== The pool: {len(all_entries)} registered environments ==")
@@ -108,7 +109,7 @@ def cmd_demo(args) -> int:
     result = run_episode(env, OraclePolicy(env), seed=args.seed)
     for m in result["info"]["messages"][1:]:
         content = m["content"] if m["role"] != "assistant" or not m.get("tool_calls") else json.dumps(
-            [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])} for c in m["tool_calls"]])
+            [{"name": c["function"]["name"], "arguments": tool_call_arguments(c)} for c in m["tool_calls"]])
         print(f"  [{m['role']}{' ' + m['name'] if m.get('name') else ''}] {content[:300]}")
     print(f"  -> reward {result['reward']}, verification {json.dumps(result['info']['verification']['checks'])}")
     env.close()
