@@ -18,7 +18,8 @@ from .errors import AgentWorldError
 
 # Modules that contribute subcommands: each defines add_commands(subparsers).
 COMMAND_MODULES: tuple[str, ...] = ("agentworld_gym.arena.cli", "agentworld_gym.train.cli", "agentworld_gym.mcp.cli",
-                                    "agentworld_gym.synthesis.cli", "agentworld_gym.discovery.cli")
+                                    "agentworld_gym.synthesis.cli", "agentworld_gym.discovery.cli",
+                                    "agentworld_gym.integrations.cli")
 
 
 def cmd_list(args) -> int:
