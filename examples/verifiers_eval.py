@@ -5,8 +5,9 @@ import sys
 
 import verifiers as vf
 
-env = vf.load_environment("agentworld_gym.integrations.verifiers", env_id="AgentWorld/finance-v0", n_tasks=2, max_turns=3)
+env = vf.load_environment("agentworld_gym.integrations.verifiers", gym_id="AgentWorld/finance-v0", n_tasks=2, max_turns=3)
 os.environ.setdefault("OPENAI_API_KEY", "none")  # a local server needs no key
 client = vf.ClientConfig(api_base_url=sys.argv[2], api_key_var="OPENAI_API_KEY", max_retries=0)
 results = env.evaluate_sync(client=client, model=sys.argv[1], num_examples=2, sampling_args={"max_tokens": 32, "temperature": 0.0})
-print("episodes", len(results["outputs"]), "rewards", [o["reward"] for o in results["outputs"]])
+print("episodes", len(results["outputs"]), "errors", sum(o.get("error") is not None for o in results["outputs"]),
+      "rewards", [o["reward"] for o in results["outputs"]])

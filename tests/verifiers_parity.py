@@ -17,7 +17,7 @@ from agentworld_gym.integrations import verifiers as aw_vf  # noqa: E402
 
 
 async def play(env, row: dict) -> tuple[float, list[dict], list[str]]:
-    state = {"info": {"task": row["task"], "theme": row["theme"]}, "trajectory": []}
+    state = {"info": {"agentworld_task": row["task"], "theme": row["theme"]}, "trajectory": []}
     await env.setup_state(state)
     ids = []
     for i, call in enumerate(oracle_calls(row)):

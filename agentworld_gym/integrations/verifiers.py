@@ -7,8 +7,8 @@ model's call ids), a reply without tool calls is the answer, and the rubric's re
 verifiable reward. Tools are given per example in `info["tool_defs"]`, so a pool mixes themes.
 
     import verifiers as vf
-    env = vf.load_environment("agentworld_gym.integrations.verifiers", env_id="AgentWorld/finance-v0", n_tasks=20)
-    # or: vf-eval agentworld_gym.integrations.verifiers -a '{"env_id": "AgentWorld/finance-v0"}' -m MODEL -b URL
+    env = vf.load_environment("agentworld_gym.integrations.verifiers", gym_id="AgentWorld/finance-v0", n_tasks=20)
+    # or: vf-eval agentworld_gym.integrations.verifiers -a '{"gym_id": "AgentWorld/finance-v0"}' -m MODEL -b URL
 """
 
 from __future__ import annotations
@@ -28,13 +28,15 @@ def tool_defs(tools: list[dict]) -> list[dict]:
 
 
 def rows(env_id: str, n_tasks: int, seed: int = 0, **make_kwargs) -> list[dict]:
-    """Dataset rows: `prompt` (instructions + task), `answer` (unused: the env grades), `info` (task, theme, tool_defs)."""
+    """Dataset rows: `prompt` (instructions + task), `answer` (unused: the env grades), `info` (the AgentWorld
+    task as JSON, its theme, its tool_defs)."""
     from ..envs import get_theme
 
     out = []
     for r in draw_tasks(env_id, n_tasks, seed, **make_kwargs):
-        out.append({"prompt": r["prompt"], "answer": "", "task": env_id,
-                    "info": json.dumps({"task": r["task"], "theme": r["theme"], "tool_defs": tool_defs(get_theme(r["theme"]).tool_schemas)})})
+        # not info["task"] nor a "task" column: verifiers reads those as a payload that replaces the row
+        out.append({"prompt": r["prompt"], "answer": "",
+                    "info": json.dumps({"agentworld_task": r["task"], "theme": r["theme"], "tool_defs": tool_defs(get_theme(r["theme"]).tool_schemas)})})
     return out
 
 
@@ -49,7 +51,7 @@ class AgentWorldEnv(vf.MultiTurnEnv):
     async def setup_state(self, state) -> None:
         info = state["info"]
         state["episode"] = Episode(info["theme"], max_turns=self.episode_turns)
-        state["episode"].reset(as_task(info["task"]))
+        state["episode"].reset(as_task(info["agentworld_task"]))
 
     async def env_response(self, messages, state, **kwargs):
         """Run the last assistant message's tool calls in the episode; a final tool call ends the rollout."""
@@ -89,11 +91,12 @@ class AgentWorldEnv(vf.MultiTurnEnv):
         return reward
 
 
-def load_environment(env_id: str = "AgentWorld/finance-v0", n_tasks: int = 20, seed: int = 0, max_turns: int = 20,
+def load_environment(gym_id: str = "AgentWorld/finance-v0", n_tasks: int = 20, seed: int = 0, max_turns: int = 20,
                      **make_kwargs) -> AgentWorldEnv:
-    """The entry point `verifiers.load_environment` / `vf-eval` call."""
+    """The entry point `verifiers.load_environment` / `vf-eval` call (`gym_id`: verifiers names its own first
+    argument `env_id`, the module path)."""
     datasets = require("datasets", "verifiers")
-    return AgentWorldEnv(datasets.Dataset.from_list(rows(env_id, n_tasks, seed, **make_kwargs)), max_turns=max_turns)
+    return AgentWorldEnv(datasets.Dataset.from_list(rows(gym_id, n_tasks, seed, **make_kwargs)), max_turns=max_turns)
 
 
 __all__ = ["AgentWorldEnv", "load_environment", "rows", "tool_defs"]
