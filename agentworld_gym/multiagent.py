@@ -29,8 +29,8 @@ from pettingzoo import AECEnv
 from .actions import parse_action
 from .env import MAX_ECHO, AgentWorldEnv, _clip
 from .errors import ConfigError
-from .wrappers.chat import tool_call_arguments
 from .spaces import TextSpace, ToolCallSpace
+from .wrappers.chat import tool_call_arguments
 
 ASSISTANT, USER = "assistant", "user"
 _FACT = re.compile(  # emails, dates, IPs, domains, ids like AC-1001

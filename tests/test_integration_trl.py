@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -29,9 +28,8 @@ def test_example_trains_two_grpo_steps_with_a_tiny_model(tiny, tmp_path):
 
 
 def test_tool_methods_match_the_theme_schemas():
-    from transformers.utils import get_json_schema
-
     from agentworld_gym.envs import get_theme
+    from transformers.utils import get_json_schema
 
     env = aw_trl.environment_class("finance")()
     for schema in get_theme("finance").tool_schemas:

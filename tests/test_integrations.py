@@ -12,7 +12,7 @@ LIBRARIES = ("trl", "verifiers", "openenv", "skyrl_gym", "datasets", "fastapi")
 
 
 def test_import_agentworld_gym_loads_no_integration_library():
-    code = "import sys, agentworld_gym, agentworld_gym.integrations; print(sorted(m for m in %r if m in sys.modules))" % (LIBRARIES,)
+    code = f"import sys, agentworld_gym, agentworld_gym.integrations; print(sorted(m for m in {LIBRARIES!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
