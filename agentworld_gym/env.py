@@ -43,6 +43,10 @@ class AgentWorldEnv(gym.Env[str, str]):
         reward_mode: "binary" (1 when every check passes) or "partial" (fraction of checks).
         db_seed, scale: which world to build.
         render_mode: "ansi" or "human".
+        tools_in_prompt: False (default): info["messages"] opens with the theme's instructions only, for
+            `apply_chat_template(messages, tools=info["tools"])`; True: its system message also lists every
+            tool schema as text (for models without a tool-calling chat template). The text observation
+            always lists them.
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
@@ -58,6 +62,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         db_seed: int = 0,
         scale: float = 1.0,
         render_mode: str | None = None,
+        tools_in_prompt: bool = False,
         **unknown: Any,
     ):
         from .envs.registry import get_theme
@@ -74,11 +79,13 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.db_seed = db_seed
         self.scale = scale
         self.render_mode = render_mode
+        self.tools_in_prompt = tools_in_prompt
         self.tasks = _load_task_list(tasks, self.theme.id)
         if self.backend is not None and self.tasks is None:
             raise TaskError(f"Expected tasks=... for the external backend {self.backend.id!r}, got none (tasks are synthesized only for themes).")
         self._init_kwargs = dict(theme=self.backend or self.theme.id, difficulty=difficulty, tasks=self.tasks, task_kind=task_kind,
-                                 max_turns=max_turns, reward_mode=reward_mode, db_seed=db_seed, scale=scale, render_mode=render_mode)
+                                 max_turns=max_turns, reward_mode=reward_mode, db_seed=db_seed, scale=scale, render_mode=render_mode,
+                                 tools_in_prompt=tools_in_prompt)
         self.observation_space = TextSpace(max_length=2**26)
         self.action_space = ToolCallSpace(self.backend.tools if self.backend is not None else self.theme.toolset.schemas)
         if self.backend is None:
@@ -103,7 +110,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.verification: Verification | None = None
         self._done = False
         self.messages = [
-            {"role": "system", "content": self.theme.system_prompt},
+            {"role": "system", "content": self.theme.system_prompt if self.tools_in_prompt else instructions_of(self.theme)},
             {"role": "user", "content": self.task.instruction},
         ]
         self._transcript = f"[system]\n{self.theme.system_prompt}\n\n[user]\n{self.task.instruction}\n"
@@ -170,7 +177,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         message: dict[str, Any] = {"role": "assistant", "content": _clip(parsed.text if calls else text)}
         if calls:
             message["tool_calls"] = [
-                {"id": f"call_{self.turn}_{i}", "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False, default=str)}}
+                {"id": f"call_{self.turn}_{i}", "type": "function", "function": {"name": c.name, "arguments": _as_json_object(c.arguments)}}
                 for i, c in enumerate(calls)
             ]
         self.messages.append(message)
@@ -276,6 +283,17 @@ def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted:
         check_choice("reward_mode", args["reward_mode"], REWARD_MODES)
     if "render_mode" in args:
         check_choice("render_mode", args["render_mode"], (None, *AgentWorldEnv.metadata["render_modes"]))
+
+
+def instructions_of(theme) -> str:
+    """The system prompt without the tool schemas (chat templates render those from `tools=`)."""
+    instructions = getattr(theme, "instructions", None)
+    return instructions if instructions is not None else theme.system_prompt.split("\nTools (JSON Schema):\n")[0]
+
+
+def _as_json_object(arguments: dict) -> dict:
+    """Tool-call arguments as a JSON object (not a JSON string: chat templates encode it once themselves)."""
+    return json.loads(json.dumps(arguments, ensure_ascii=False, default=str))
 
 
 def _load_task_list(tasks, theme_id: str) -> list[Task] | None:

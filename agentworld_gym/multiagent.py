@@ -18,6 +18,7 @@ from the assistant is a question and passes the turn to the user; the user's rep
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from typing import Any
@@ -29,6 +30,7 @@ from .actions import parse_action
 from .env import MAX_ECHO, AgentWorldEnv, _clip
 from .errors import ConfigError
 from .spaces import TextSpace, ToolCallSpace
+from .wrappers.chat import tool_call_arguments
 
 ASSISTANT, USER = "assistant", "user"
 _FACT = re.compile(  # emails, dates, IPs, domains, ids like AC-1001
@@ -260,7 +262,8 @@ def _render(messages: list[dict]) -> str:
         role = m["role"] if m["role"] != "tool" else f"tool {m.get('name', '')}".strip()
         content = m.get("content") or ""
         if m.get("tool_calls") and not content:
-            content = "\n".join(f'{{"name": "{c["function"]["name"]}", "arguments": {c["function"]["arguments"]}}}' for c in m["tool_calls"])
+            content = "\n".join(json.dumps({"name": c["function"]["name"], "arguments": tool_call_arguments(c)}, ensure_ascii=False)
+                                for c in m["tool_calls"])
         parts.append(f"[{role}]\n{content}\n")
     return "\n".join(parts)
 

@@ -47,7 +47,16 @@ class Theme:
         return [*self.toolset.schemas, SUBMIT_SCHEMA]
 
     @cached_property
+    def instructions(self) -> str:
+        """The system prompt without tool text, for chat templates that render `tools=` themselves."""
+        rules = "".join(f"\n- {r}" for r in self.spec.rules)
+        return (f"You are an assistant for {self.spec.title}. {self.spec.description}\n"
+                f"Policy:{rules or ' none'}\n"
+                "Use the tools to solve the user's task. When you are done, call submit with the final answer.")
+
+    @cached_property
     def system_prompt(self) -> str:
+        """Everything in text: who the assistant is, its policy, every tool schema and the call format."""
         rules = "".join(f"\n- {r}" for r in self.spec.rules)
         tools = "\n".join(json.dumps(s["function"], ensure_ascii=False) for s in self.tool_schemas)
         return (

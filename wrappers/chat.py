@@ -8,12 +8,25 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 ROLES = ("system", "user", "assistant", "tool")
+
+
+def tool_call_arguments(call: dict) -> dict:
+    """The arguments of an OpenAI-format tool call as a dict: info["messages"] holds them as a JSON
+    object; older recordings and OpenAI endpoints hold a JSON string. Unreadable text gives {}."""
+    arguments = call.get("function", call).get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
 class ChatSpace(gym.Space[dict]):
@@ -70,4 +83,4 @@ class ChatMessagesObservation(gym.ObservationWrapper, gym.utils.RecordConstructo
         return {"messages": copy.deepcopy(self._info.get("messages", [])), "tools": copy.deepcopy(self._info.get("tools", []))}
 
 
-__all__ = ["ChatMessagesObservation", "ChatSpace"]
+__all__ = ["ChatMessagesObservation", "ChatSpace", "tool_call_arguments"]

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wrappers.chat import tool_call_arguments
+
 FAILURE_CLASSES = ("truncated", "parse_error", "unknown_tool", "bad_arguments", "ignored_tool_error",
                    "premature_answer", "wrong_tool_order", "state_mismatch", "wrong_answer", "other")
 DIMENSIONS = ("theme", "category", "tool", "kind", "difficulty", "feature")
@@ -59,12 +61,7 @@ def events_of(messages: Sequence[dict]) -> list[Event]:
                 events.append(Event("submit"))
             calls = m.get("tool_calls") or []
             for c in calls:
-                fn = c.get("function", {})
-                try:
-                    arguments = json.loads(fn.get("arguments") or "{}")
-                except (json.JSONDecodeError, TypeError):
-                    arguments = {}
-                args_by_id[c.get("id", "")] = (fn.get("name", ""), arguments if isinstance(arguments, dict) else {})
+                args_by_id[c.get("id", "")] = (c.get("function", {}).get("name", ""), tool_call_arguments(c))
             last_assistant_answered = False
         elif role == "tool":
             last_assistant_answered = True

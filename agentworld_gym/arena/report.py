@@ -40,7 +40,7 @@ function show(i){
   h += '<p>Gold: '+esc(e.gold)+'<br>Verification: '+esc(JSON.stringify(e.verification))+'</p>';
   e.messages.forEach((m,k)=>{
     let body = m.content||'';
-    if(m.tool_calls){body += (body?'\\n':'') + m.tool_calls.map(c=>'\u2192 '+c.function.name+'('+c.function.arguments+')').join('\\n');}
+    if(m.tool_calls){body += (body?'\\n':'') + m.tool_calls.map(c=>'\u2192 '+c.function.name+'('+(typeof c.function.arguments==='string'?c.function.arguments:JSON.stringify(c.function.arguments))+')').join('\\n');}
     const err = m.role==='tool' && String(m.content).startsWith('Error:') ? ' err' : '';
     h += '<div class="msg '+m.role+err+'"><b>'+(k)+' '+m.role+(m.name?' '+esc(m.name):'')+'</b>\\n'+esc(body)+'</div>';
   });

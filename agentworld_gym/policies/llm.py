@@ -33,6 +33,16 @@ CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n
           "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
 
 
+def tool_chat_template() -> str:
+    """The bundled tool-calling chat template for SmolLM2 (ChatML + `<tool_call>{...}</tool_call>`), package data.
+
+    Without `tools=` it renders exactly like plain ChatML, so the compact prompts and older checkpoints are unchanged.
+    """
+    from importlib.resources import files
+
+    return files("agentworld_gym").joinpath("templates", "smollm2_tools.jinja").read_text(encoding="utf-8")
+
+
 class EndpointError(AgentWorldError, ConnectionError):
     """An OpenAI-compatible endpoint that cannot be reached or answers with an error."""
 
@@ -63,12 +73,14 @@ def tool_message(content: str) -> dict:
 
 def model_messages(env_messages: list[dict], tools: list[dict]) -> list[dict]:
     """Turn the env's OpenAI-format messages into the compact dialogue a model sees."""
+    from ..wrappers.chat import tool_call_arguments
+
     out = [{"role": "system", "content": compact_system_prompt(tools)}]
     for m in env_messages:
         if m["role"] == "system":
             continue
         if m["role"] == "assistant":
-            calls = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls", ())]
+            calls = [{"name": c["function"]["name"], "arguments": tool_call_arguments(c)} for c in m.get("tool_calls", ())]
             text = " ".join([m.get("content") or ""] + [json.dumps(c, ensure_ascii=False) for c in calls]).strip()
             out.append({"role": "assistant", "content": text})
         elif m["role"] == "tool":
@@ -203,6 +215,7 @@ def smollm2_dir() -> Path:
     model = transformers.AutoModelForCausalLM.from_config(config)
     model.load_state_dict(gguf_model.state_dict(), strict=False)
     model.tie_weights()
+    tok.chat_template = tool_chat_template()  # the GGUF's template has no tool support
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
@@ -239,6 +252,8 @@ def load_model(name: str, device: str | None = None, trainable_lora: bool = Fals
     else:
         model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     tok = transformers.AutoTokenizer.from_pretrained(path)
+    if name == SMOLLM2_ALIAS:
+        tok.chat_template = tool_chat_template()  # copies dequantised before it was bundled lack tool support
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -454,4 +469,4 @@ def make_llm_policy(spec: str, **kwargs):
 
 
 __all__ = ["ChatEncoder", "EndpointError", "HFPolicy", "OpenAIPolicy", "compact_system_prompt", "generate_batch",
-           "load_model", "make_llm_policy", "model_messages", "run_episodes_batched", "smollm2_dir"]
+           "load_model", "make_llm_policy", "model_messages", "run_episodes_batched", "smollm2_dir", "tool_chat_template"]

@@ -1,0 +1,24 @@
+"""`agentworld serve-openenv THEME`: an OpenEnv server (the openenv extra is imported only when it runs)."""
+
+from __future__ import annotations
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("serve-openenv", help="serve an env over OpenEnv's HTTP/WebSocket API (one world per session)")
+    p.add_argument("theme", help="a theme (finance) or an env id (AgentWorld/pool-v0)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--max-sessions", type=int, default=8, help="concurrent sessions, one world each (default 8)")
+    p.add_argument("--difficulty", type=int, default=1, help="task difficulty 1-5 (default 1)")
+    p.set_defaults(func=cmd_serve_openenv)
+
+
+def cmd_serve_openenv(args) -> int:
+    from .openenv import serve
+
+    env_id = args.theme if args.theme.startswith("AgentWorld/") else f"AgentWorld/{args.theme}-v0"
+    print(f"OpenEnv server for {env_id} on http://{args.host}:{args.port} (WebSocket sessions at /ws)", flush=True)
+    serve(env_id, args.host, args.port, args.max_sessions, difficulty=args.difficulty)
+    return 0

@@ -1,0 +1,140 @@
+"""OpenEnv: AgentWorld envs behind an OpenEnv-compatible HTTP/WebSocket server, and the matching client.
+
+Supports openenv-core 0.3 (what `make test` installs): the server is OpenEnv's own FastAPI app
+(`create_fastapi_app`: `/ws` sessions, `/reset`, `/step`, `/state`, `/schema`, `/health`), each WebSocket
+session with its own env, hence its own world; it binds 127.0.0.1 unless told otherwise.
+
+    agentworld serve-openenv finance --port 8000
+
+    from agentworld_gym.integrations.openenv import AgentWorldAction, AgentWorldClient
+    with AgentWorldClient(base_url="http://127.0.0.1:8000").sync() as client:
+        result = client.reset(seed=0)
+        result = client.step(AgentWorldAction(text='{"name": "get_account", "arguments": {"account_id": "AC-1001"}}'))
+        print(result.observation.messages[-1], result.reward, result.done)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ..errors import ConfigError, require
+
+require("openenv.core", "openenv")
+from openenv.core import EnvClient  # noqa: E402
+from openenv.core.client_types import StepResult  # noqa: E402
+from openenv.core.env_server import Action, Environment, Observation, State, create_fastapi_app  # noqa: E402
+
+from .cli import DEFAULT_HOST  # noqa: E402  (127.0.0.1: never the network unless asked for)
+
+
+class AgentWorldAction(Action):
+    """The model's reply: text in any tool-call format the env parses (JSON, OpenAI, Hermes, Python call)."""
+
+    text: str = Field(..., description='e.g. {"name": "get_account", "arguments": {"account_id": "AC-1001"}}')
+
+
+class AgentWorldObservation(Observation):
+    """The episode so far: the transcript text, the chat messages and tool schemas, and the grade at the end."""
+
+    text: str = Field("", description="the text observation (gymnasium's obs)")
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="OpenAI-format chat messages")
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="OpenAI-format tool schemas")
+    task_id: str = ""
+    theme: str = ""
+    turn: int = 0
+    verification: dict[str, Any] | None = None
+
+
+class AgentWorldState(State):
+    task_id: str = ""
+    theme: str = ""
+
+
+class AgentWorldOpenEnv(Environment):
+    """An AgentWorld gymnasium env as an OpenEnv `Environment`; one instance per session."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True  # every instance builds its own env and world copy
+
+    def __init__(self, env_id: str = "AgentWorld/finance-v0", **make_kwargs):
+        import gymnasium as gym
+
+        import agentworld_gym  # noqa: F401  (registers the ids)
+
+        super().__init__()
+        self.env = gym.make(env_id, **make_kwargs)
+        self._state = AgentWorldState()
+
+    def _observation(self, obs: str, info: dict, reward: float | None = None, done: bool = False) -> AgentWorldObservation:
+        self._state.task_id, self._state.theme = info["task_id"], info["theme"]
+        return AgentWorldObservation(text=obs, messages=info["messages"], tools=info["tools"], task_id=info["task_id"],
+                                     theme=info["theme"], turn=info["turn"], verification=info.get("verification"),
+                                     reward=reward, done=done)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, task: dict | None = None, **kwargs) -> AgentWorldObservation:
+        """A new episode: the task drawn from `seed`, or the given `task` (a task dict)."""
+        obs, info = self.env.reset(seed=seed, options={"task": task} if task is not None else None)
+        self._state = AgentWorldState(episode_id=episode_id, step_count=0)
+        return self._observation(obs, info)
+
+    def step(self, action: AgentWorldAction, timeout_s: float | None = None, **kwargs) -> AgentWorldObservation:
+        obs, reward, terminated, truncated, info = self.env.step(action.text)
+        self._state.step_count += 1
+        return self._observation(obs, info, float(reward), terminated or truncated)
+
+    @property
+    def state(self) -> AgentWorldState:
+        return self._state
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def make_app(env_id: str, max_sessions: int = 8, **make_kwargs):
+    """The OpenEnv FastAPI app serving `env_id`, at most `max_sessions` concurrent sessions."""
+
+    def factory() -> AgentWorldOpenEnv:
+        return AgentWorldOpenEnv(env_id, **make_kwargs)
+
+    return create_fastapi_app(factory, AgentWorldAction, AgentWorldObservation, max_concurrent_envs=max_sessions)
+
+
+def serve(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = 8, **make_kwargs) -> None:
+    uvicorn = require("uvicorn", "openenv")
+    uvicorn.run(make_app(env_id, max_sessions, **make_kwargs), host=host, port=port, log_level="warning")
+
+
+def serve_in_background(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = 8, **make_kwargs):
+    """Start the server on a daemon thread and return its `uvicorn.Server` once it accepts connections
+    (for notebooks, examples and tests; `server.should_exit = True` stops it)."""
+    import threading
+    import time
+
+    uvicorn = require("uvicorn", "openenv")
+    server = uvicorn.Server(uvicorn.Config(make_app(env_id, max_sessions, **make_kwargs), host=host, port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, name=f"openenv-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise ConfigError(f"Expected the OpenEnv server to start on {host}:{port}, got no server (is the port taken?).")
+        time.sleep(0.02)
+    return server
+
+
+class AgentWorldClient(EnvClient[AgentWorldAction, AgentWorldObservation, AgentWorldState]):
+    """OpenEnv client for an AgentWorld server (WebSocket session: one world for this client)."""
+
+    def _step_payload(self, action: AgentWorldAction) -> dict[str, Any]:
+        return {"text": action.text}
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[AgentWorldObservation]:
+        obs = AgentWorldObservation(**payload.get("observation", {}), reward=payload.get("reward"), done=payload.get("done", False))
+        return StepResult(observation=obs, reward=payload.get("reward"), done=payload.get("done", False))
+
+    def _parse_state(self, payload: dict[str, Any]) -> AgentWorldState:
+        return AgentWorldState(**payload)
+
+
+__all__ = ["AgentWorldAction", "AgentWorldClient", "AgentWorldObservation", "AgentWorldOpenEnv", "AgentWorldState", "make_app", "serve", "serve_in_background"]

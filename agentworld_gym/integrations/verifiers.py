@@ -1,0 +1,102 @@
+"""verifiers: AgentWorld tasks as a `verifiers.MultiTurnEnv`, loadable the way verifiers loads environments.
+
+Supports verifiers 0.1.14 (what `make test` installs, in its own venv `.venv/verifiers`: later verifiers pin
+mcp==2.0.0 / mcp<2 and an older `datasets` than TRL's, so it cannot share the project's venv). Each rollout
+plays one AgentWorld episode: the model's tool calls run in the task's world (tool results carry the
+model's call ids), a reply without tool calls is the answer, and the rubric's reward is the env's
+verifiable reward. Tools are given per example in `info["tool_defs"]`, so a pool mixes themes.
+
+    import verifiers as vf
+    env = vf.load_environment("agentworld_gym.integrations.verifiers", gym_id="AgentWorld/finance-v0", n_tasks=20)
+    # or: vf-eval agentworld_gym.integrations.verifiers -a '{"gym_id": "AgentWorld/finance-v0"}' -m MODEL -b URL
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import require
+from ._common import Episode, as_task, draw_tasks
+
+vf = require("verifiers", "verifiers")
+
+
+def tool_defs(tools: list[dict]) -> list[dict]:
+    """OpenAI tool schemas -> verifiers' provider-agnostic tool definitions."""
+    return [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
+             "parameters": t["function"].get("parameters", {"type": "object", "properties": {}})} for t in tools]
+
+
+def rows(env_id: str, n_tasks: int, seed: int = 0, **make_kwargs) -> list[dict]:
+    """Dataset rows: `prompt` (instructions + task), `answer` (unused: the env grades), `info` (the AgentWorld
+    task as JSON, its theme, its tool_defs)."""
+    from ..envs import get_theme
+
+    out = []
+    for r in draw_tasks(env_id, n_tasks, seed, **make_kwargs):
+        # not info["task"] nor a "task" column: verifiers reads those as a payload that replaces the row
+        out.append({"prompt": r["prompt"], "answer": "",
+                    "info": json.dumps({"agentworld_task": r["task"], "theme": r["theme"], "tool_defs": tool_defs(get_theme(r["theme"]).tool_schemas)})})
+    return out
+
+
+class AgentWorldEnv(vf.MultiTurnEnv):
+    """A verifiers multi-turn env whose rollouts are AgentWorld episodes."""
+
+    def __init__(self, dataset, max_turns: int = 20, **kwargs):
+        rubric = vf.Rubric(funcs=[self.agentworld_reward], weights=[1.0])
+        super().__init__(dataset=dataset, eval_dataset=dataset, rubric=rubric, max_turns=max_turns, **kwargs)
+        self.episode_turns = max_turns
+
+    async def setup_state(self, state) -> None:
+        info = state["info"]
+        state["episode"] = Episode(info["theme"], max_turns=self.episode_turns)
+        state["episode"].reset(as_task(info["agentworld_task"]))
+
+    async def env_response(self, messages, state, **kwargs):
+        """Run the last assistant message's tool calls in the episode; a final tool call ends the rollout."""
+        episode: Episode = state["episode"]
+        last = messages[-1]
+        calls = last.tool_calls or []
+        replies = []
+        for call in calls:
+            try:
+                arguments = json.loads(call.arguments or "{}")
+            except json.JSONDecodeError:
+                arguments = call.arguments  # the env answers malformed arguments with an error observation
+            content = episode.call(call.name, arguments) if isinstance(arguments, dict) else "\n".join(
+                m["content"] for m in episode.step(json.dumps({"name": call.name, "arguments": arguments})))
+            replies.append(vf.ToolMessage(role="tool", tool_call_id=call.id, content=content))
+        if episode.done:
+            state["final_env_response"] = replies
+        return replies
+
+    @vf.stop
+    async def episode_over(self, state) -> bool:
+        """The episode ended (submit, max turns) or the model replied without a tool call (its answer)."""
+        episode: Episode = state.get("episode")
+        if episode is None:
+            return False
+        if not episode.done and state["trajectory"]:
+            last = state["trajectory"][-1]["completion"][-1]
+            if getattr(last, "role", None) == "assistant" and not getattr(last, "tool_calls", None):
+                episode.finish(last.content if isinstance(last.content, str) else "")
+        return episode.done
+
+    async def agentworld_reward(self, state, **kwargs) -> float:
+        """The env's verifiable reward (an episode still running is ended with no answer)."""
+        episode: Episode = state["episode"]
+        reward = episode.finish("")
+        state["agentworld_messages"] = episode.messages
+        return reward
+
+
+def load_environment(gym_id: str = "AgentWorld/finance-v0", n_tasks: int = 20, seed: int = 0, max_turns: int = 20,
+                     **make_kwargs) -> AgentWorldEnv:
+    """The entry point `verifiers.load_environment` / `vf-eval` call (`gym_id`: verifiers names its own first
+    argument `env_id`, the module path)."""
+    datasets = require("datasets", "verifiers")
+    return AgentWorldEnv(datasets.Dataset.from_list(rows(gym_id, n_tasks, seed, **make_kwargs)), max_turns=max_turns)
+
+
+__all__ = ["AgentWorldEnv", "load_environment", "rows", "tool_defs"]

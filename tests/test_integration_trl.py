@@ -1,0 +1,81 @@
+"""TRL: GRPOTrainer through environment_factory for 2 steps (the example), the SFT dataset, and parity."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl", reason="TRL integration: the `trl` extra is not installed (pip install 'agentworld-gym[trl]')")
+
+from integration_parity import direct_episode, oracle_calls, parity_rows  # noqa: E402
+
+from agentworld_gym.integrations import trl as aw_trl  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_example_trains_two_grpo_steps_with_a_tiny_model(tiny, tmp_path):
+    env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "trl_grpo.py"), tiny], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "steps 2 rewards" in out.stdout
+    assert sum(1 for line in (ROOT / "examples" / "trl_grpo.py").read_text().splitlines() if line.strip()) <= 15
+
+
+def test_tool_methods_match_the_theme_schemas():
+    from agentworld_gym.envs import get_theme
+    from transformers.utils import get_json_schema
+
+    env = aw_trl.environment_class("finance")()
+    for schema in get_theme("finance").tool_schemas:
+        fn = schema["function"]
+        got = get_json_schema(getattr(env, fn["name"]))["function"]
+        assert got["name"] == fn["name"]
+        assert got["parameters"]["properties"].keys() == fn["parameters"]["properties"].keys()
+        assert set(got["parameters"].get("required", [])) == set(fn["parameters"].get("required", []))
+
+
+def test_sft_dataset_holds_oracle_messages_and_tools():
+    ds = aw_trl.sft_dataset("AgentWorld/finance-v0", 3, seed=0)
+    assert len(ds) == 3
+    row = ds[0]
+    assert row["messages"][-1]["role"] == "assistant" and row["messages"][-1]["tool_calls"][0]["function"]["name"] == "submit"
+    assert isinstance(row["messages"][2]["tool_calls"][0]["function"]["arguments"], dict)  # an object, not JSON text
+    assert {t["function"]["name"] for t in row["tools"]} >= {"get_account", "submit"}
+
+
+@pytest.fixture(scope="module")
+def tool_tokenizer(tiny):
+    from transformers import AutoTokenizer
+
+    return aw_trl.prepare_tokenizer(AutoTokenizer.from_pretrained(tiny))
+
+
+def test_parity_oracle_through_trl_tool_loop(tool_tokenizer):
+    """Each oracle call is rendered by the chat template, parsed back by TRL's parser and run the way
+    GRPOTrainer's tool loop runs it; reward and messages equal env.step's on 20 seeded tasks."""
+    from trl.chat_template_utils import parse_response
+
+    tok = tool_tokenizer
+    for row in parity_rows():
+        want_reward, want_messages = direct_episode(row)
+        env = aw_trl.environment_class(row["theme"])()
+        env.reset(task=row["task"])
+        tools = {f.__name__: f for f in (getattr(env, a) for a in dir(type(env)) if not a.startswith("_") and a != "reset")}
+        prompt = list(row["prompt"])
+        for call in oracle_calls(row):
+            message = {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]}
+            prefix = tok.apply_chat_template(prompt, tools=list(tools.values()), add_generation_prompt=True, tokenize=True, return_dict=False)
+            full = tok.apply_chat_template([*prompt, message], tools=list(tools.values()), tokenize=True, return_dict=False)
+            parsed = parse_response(tok, full[len(prefix):], prefix=prefix, tools=list(tools.values()))
+            (tool_call,) = parsed["tool_calls"]
+            result = tools[tool_call["function"]["name"]](**tool_call["function"]["arguments"])
+            prompt += [message, {"role": "tool", "name": call["name"], "content": str(result)}]
+        reward = aw_trl.agentworld_reward([[prompt[-2]]], [env])[0]
+        assert reward == want_reward == 1.0
+        assert env.episode.messages == want_messages
