@@ -144,18 +144,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("bench", help="evaluate a policy on an env or a suite")
-    p.add_argument("--env", help="env id, e.g. AgentWorld/finance-v0")
-    p.add_argument("--suite", choices=("heldout", "bfcl"), help="a benchmark suite instead of one env")
-    p.add_argument("--policy", default="oracle", help="oracle | random | smollm2-135m | hf:<model> | openai:<model>@<url>")
-    p.add_argument("--episodes", type=int, default=None, help="episodes (env: default 20; suite: items per suite/category, default all)")
-    p.add_argument("--runs", type=int, default=1, help="suite: repeat and report mean ± std")
-    p.add_argument("--temperature", type=float, default=0.0, help="suite: LLM sampling temperature (0 = greedy)")
-    p.add_argument("--bfcl-path", help="suite bfcl: folder with BFCL_v4_*.json (default $AGENTWORLD_BFCL or bfcl-eval)")
-    p.add_argument("--out", help="suite: write OUT.json, OUT.md and OUT.png")
-    p.add_argument("--difficulty", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("bench", help="evaluate a policy on an env or a benchmark suite",
+                       description="Evaluate a policy on one env (--env) or a suite (--suite). Suite scores carry n, "
+                                   "mean +- std over --runs, a 95%% interval and the best null baseline on the same items.")
+    p.add_argument("--env", help="env id to run, e.g. AgentWorld/finance-v0 (default: none; give --env or --suite)")
+    p.add_argument("--suite", choices=("heldout", "bfcl", "tau2", "all"),
+                   help="a benchmark suite instead of one env; 'all' runs every suite into one --out folder with an HTML summary "
+                        "(default: none)")
+    p.add_argument("--policy", default="oracle",
+                   help="oracle | random | smollm2-135m | hf:<model> | openai:<model>@<base_url> (default: %(default)s)")
+    p.add_argument("--categories", nargs="+", metavar="NAME",
+                   help="suite: BFCL categories (any the bfcl-eval package ships), tau2 domains or held-out L1 categories; "
+                        "with --suite all each suite takes the names it knows (default: every single-turn BFCL category, "
+                        "every installed tau2 domain, every held-out category)")
+    p.add_argument("--episodes", type=int, default=None,
+                   help="env: episodes to play (default 20); suite: items sampled stratified over categories and "
+                        "difficulty levels (default: every item)")
+    p.add_argument("--runs", type=int, default=1, help="suite: repeat the policy's run and report mean +- std (default: %(default)s)")
+    p.add_argument("--temperature", type=float, default=0.0, help="suite: LLM sampling temperature, 0 = greedy (default: %(default)s)")
+    p.add_argument("--bfcl-path", help="suite bfcl: a folder of BFCL_v4_*.json + possible_answer/ instead of the installed "
+                                       "bfcl-eval package's data (default: the package's)")
+    p.add_argument("--out", help="suite: write OUT.json (one row per item), OUT.md and OUT.png; --suite all: a folder "
+                                 "(default: no files; --suite all: bench-<policy>/)")
+    p.add_argument("--no-nulls", action="store_true", help="suite: skip the null baselines (default: run them)")
+    p.add_argument("--difficulty", type=int, default=1, help="env: task difficulty 1-5 (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the episodes and of --episodes sampling (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table (default: a table)")
     p.set_defaults(func=cmd_bench)
 
     for name in COMMAND_MODULES:
