@@ -24,7 +24,7 @@ def register_tau2(domain: str, data: str | None = None) -> str:
 
 def register_external() -> None:
     gym.register(id=MCP_ENV_ID, entry_point="agentworld_gym.mcp.backend:make_mcp_env", disable_env_checker=True)
-    from .tau2 import installed_domains
+    from .tau2_domains import installed_domains
 
     for domain in installed_domains():
         register_tau2(domain)
