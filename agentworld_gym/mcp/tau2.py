@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolCall
+from ..env import AgentWorldEnv
 from ..errors import BackendError, ConfigError
 from ..tasks import Task, load_tasks, save_tasks
 from ..tools import ToolResult
@@ -217,25 +218,20 @@ def tau2_checks(task: Task, messages: list[dict], submitted: Any) -> tuple[dict[
     return checks, not_graded
 
 
-def _env_class():
-    from ..env import AgentWorldEnv
+class Tau2Env(AgentWorldEnv):
+    """AgentWorldEnv plus tau2's communicated-info and action checks at the end of an episode."""
 
-    class Tau2Env(AgentWorldEnv):
-        """AgentWorldEnv plus tau2's communicated-info and action checks at the end of an episode."""
-
-        def step(self, action: str):
-            obs, reward, terminated, truncated, info = super().step(action)
-            if self.verification is not None and "graded" not in self.verification.details:
-                v = self.verification
-                v.checks.pop("answer", None)  # replaced by communicate_info (substring, as tau2 checks it)
-                extra, not_graded = tau2_checks(self.task, self.messages, self.submitted)
-                v.checks.update(extra)
-                v.details.update({"graded": sorted(v.checks), "not_graded": not_graded})
-                reward = float(v.passed) if self.reward_mode == "binary" else v.fraction
-                info = self._info()
-            return obs, reward, terminated, truncated, info
-
-    return Tau2Env
+    def step(self, action: str):
+        obs, reward, terminated, truncated, info = super().step(action)
+        if self.verification is not None and "graded" not in self.verification.details:
+            v = self.verification
+            v.checks.pop("answer", None)  # replaced by communicate_info (substring, as tau2 checks it)
+            extra, not_graded = tau2_checks(self.task, self.messages, self.submitted)
+            v.checks.update(extra)
+            v.details.update({"graded": sorted(v.checks), "not_graded": not_graded})
+            reward = float(v.passed) if self.reward_mode == "binary" else v.fraction
+            info = self._info()
+        return obs, reward, terminated, truncated, info
 
 
 def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, split: str | None = None, max_turns: int = 30,
@@ -251,7 +247,7 @@ def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, spl
                     raise ConfigError(f"Expected split in {sorted(splits)}, got {split!r}.")
                 keep = {str(i) for i in splits[split]}
                 tasks = [t for t in tasks if t.features.get("source_id") in keep]
-        return _env_class()(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode)
+        return Tau2Env(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode)
     except BaseException:
         backend.close()
         raise
