@@ -58,7 +58,8 @@ def bfcl_dir(path: str | Path | None = None) -> Path:
         if list(p.glob("BFCL_v4_*.json")):
             return p
     raise ConfigError(f"Expected the bfcl-eval package for the BFCL suite, got none installed. "
-                      f"Install it with: pip install 'agentworld-gym[{EXTRA}]' (or pass --bfcl-path DIR).")
+                      f"Install it with: pip install 'agentworld-gym[{EXTRA}]' (or, without the provider SDKs it pins, "
+                      f"pip install --no-deps bfcl-eval), or pass --bfcl-path DIR.")
 
 
 def categories(path: str | Path | None = None) -> list[str]:
