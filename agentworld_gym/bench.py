@@ -418,11 +418,11 @@ def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int
     """Every suite into one folder: <suite>.json/.md/.png, summary.json and index.html."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    _split_categories(ALL, categories, bfcl_path)  # fail on a bad name before any suite runs
+    split = _split_categories(ALL, categories, bfcl_path)  # fails on a bad name before any suite runs
     loaded = load_policy(policy, temperature, max_new_tokens)
     results = {}
     for suite in SUITES:
-        results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, categories, loaded=loaded)
+        results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded)
         save_result(results[suite], out / suite)
     summary = {s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}
     (out / "summary.json").write_text(json.dumps({"policy": policy, "runs": runs, "seed": seed, "suites": summary}, indent=1))
