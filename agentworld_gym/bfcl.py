@@ -97,8 +97,9 @@ def _check_item(x: dict, category: str, answers: dict) -> dict:
     question, functions = x.get("question"), x.get("function")
     if not (isinstance(question, list) and question and isinstance(question[0], list) and question[0]):
         raise BadItem("no question messages")
-    if not (isinstance(functions, list) and functions and all(isinstance(f, dict) and f.get("name") for f in functions)):
-        raise BadItem("no function docs")
+    if not (isinstance(functions, list) and (functions or is_relevance(category))
+            and all(isinstance(f, dict) and f.get("name") for f in functions)):
+        raise BadItem("no function docs")  # an irrelevance item may offer none: then any call is wrong
     for f in functions:
         params = f.get("parameters")
         if not isinstance(params, dict) or not isinstance(params.get("properties", {}), dict):
@@ -362,8 +363,7 @@ def gold_calls(item: dict) -> list[dict]:
     if is_relevance(item["category"]):
         if "irrelevance" in item["category"]:
             return []
-        f = item["functions"][0]  # relevance: any well-formed call of a listed function counts
-        return [{f["name"]: {}}]
+        return [{_first_name(item): {}}]  # relevance: any well-formed call of a listed function counts
     lang = language(item["category"])
     out = []
     for g in item["ground_truth"]:
@@ -383,6 +383,10 @@ def gold_calls(item: dict) -> list[dict]:
     return out
 
 
+def _first_name(item: dict) -> str:
+    return item["functions"][0]["name"] if item["functions"] else "lookup"
+
+
 def gold_reply(item: dict) -> str:
     calls = [{"name": n, "arguments": a} for c in gold_calls(item) for n, a in c.items()]
     return "" if not calls else json.dumps(calls if len(calls) > 1 else calls[0])
@@ -393,7 +397,7 @@ def null_replies(item: dict, rng) -> dict[str, str]:
     random candidate (a random listed function with random values for its required parameters)."""
     from .spaces import sample_value
 
-    fns = item["functions"]
+    fns = item["functions"] or [{"name": _first_name(item), "parameters": {"properties": {}}}]
     f = fns[int(rng.integers(len(fns)))]
     props = f["parameters"].get("properties", {})
     schema = {k: {**v, "type": {"dict": "object", "float": "number"}.get(v.get("type"), v.get("type"))} for k, v in props.items()}
@@ -437,8 +441,7 @@ def perturbations(item: dict, rng) -> list[tuple[str, list[dict]]]:
     gold = gold_calls(item)
     out: list[tuple[str, list[dict]]] = [("oracle", gold)]
     if is_relevance(item["category"]):
-        f = item["functions"][0]
-        return [*out, ("no-call", []), ("one-call", [{f["name"]: {}}])]
+        return [*out, ("no-call", []), ("one-call", [{_first_name(item): {}}])]
     out += [("reversed", gold[::-1]), ("drop-call", gold[:-1]), ("extra-call", [*gold, gold[0]])]
     lang = language(item["category"])
     k = int(rng.integers(len(gold)))
