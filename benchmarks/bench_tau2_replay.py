@@ -48,11 +48,12 @@ def main() -> None:
         path.write_text(json.dumps(rep, indent=1))
         print(f"{domain}: {rep['passed']}/{rep['tasks']} gold replays pass; do-nothing {rep['do_nothing']['passed']}/{rep['tasks']}; "
               f"{rep['wall_s']} s")
-    lines = ["| domain | tasks | gold replay = 1.0 (no gold-call error) | skipped | do-nothing passes | checks graded | wall s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| domain | tasks | gold replay = 1.0, no unrecovered gold-call error | refused gold calls (recovered) | skipped | "
+             "do-nothing passes | checks graded | wall s |", "|---|---|---|---|---|---|---|---|"]
     for path in sorted(out.glob("*.json")):
         r = json.loads(path.read_text())
-        lines.append(f"| {r['domain']} | {r['tasks']} | {r['passed']}/{r['tasks']} | {len(r['skipped'])} | "
+        lines.append(f"| {r['domain']} | {r['tasks']} | {r['passed']}/{r['tasks']} | {len(r['gold_with_errors'])} "
+                     f"({len(r['gold_errors_recovered'])}) | {len(r['skipped'])} | "
                      f"{r['do_nothing']['passed']}/{r['do_nothing']['n']} | {', '.join(r['graded_checks'])} | {r['wall_s']} |")
     (out / "README.md").write_text("tau2 gold replay (`benchmarks/bench_tau2_replay.py`)\n\n" + "\n".join(lines) + "\n")
     print("\n".join(lines))
