@@ -267,7 +267,7 @@ def replay_report(domain: str, data: str | None = None, progress: bool = False) 
         for task in tqdm(env.unwrapped.tasks, desc=f"tau2 {domain} replay", disable=not progress, leave=False):
             r = run_episode(env, oracle, options={"task": task})
             errors = task.features.get("gold_errors", [])
-            results = [m["content"] for m in r["info"]["messages"] if m["role"] == "tool"]
+            results = [m["content"] for m in r["info"]["messages"] if m["role"] == "tool" and m.get("name") != "submit"]
             failed_at = [i for i, c in enumerate(results) if c.startswith("Error")]
             # tau2's gold trajectories include refused calls the scenario asks for (a user first giving a wrong
             # id, an agent attempting what policy forbids) and go on from them; an error the trajectory never
