@@ -269,20 +269,52 @@ def _as_tools(functions: list[dict]) -> list[dict]:
 def bfcl_suite(episodes: int | None = None, seed: int = 0, path: str | Path | None = None,
                categories: Sequence[str] | None = None) -> Suite:
     from . import bfcl
+    from . import bfcl_multi_turn as mt
 
     skipped: dict[str, str] = {}
-    items = bfcl.load_bfcl(path, categories or None, skipped=skipped)
+    cats = list(categories) if categories else None
+    items = bfcl.load_bfcl(path, cats, skipped=skipped)  # single-turn ones (and checks every name)
+    for cat in [c for c in cats or [] if c.startswith(mt.PREFIX)]:
+        items += mt.load_multi_turn(path, cat, skipped=skipped)
     items = stratified_sample(items, lambda x: (x["category"],), episodes, seed)
 
+    def episode(x: dict, act) -> bool:
+        return mt.play(x, act)["passed"]
+
     def play(spec, loaded, xs, s):
-        return [bfcl.score_bfcl(r, x) for x, r in zip(xs, _bfcl_replies(xs, spec, loaded, s), strict=True)]
+        single = [x for x in xs if "turns" not in x]
+        verdicts = dict(zip((x["id"] for x in single),
+                            (bfcl.score_bfcl(r, x) for x, r in zip(single, _bfcl_replies(single, spec, loaded, s), strict=True)), strict=True))
+        multi = [x for x in xs if "turns" in x]
+        if multi:
+            from .policies import make_policy
+
+            policy = loaded or (None if spec == "oracle" else make_policy(spec, seed=s))
+            for x in _progress(multi, "bfcl multi-turn"):
+                act = mt.oracle_act(x) if policy is None else (lambda m, t, p=policy: p.act("", {"messages": m, "tools": t}))
+                verdicts[x["id"]] = episode(x, act)
+        return [verdicts[x["id"]] for x in xs]
 
     def nulls(xs, s):
-        rng = np.random.default_rng(s)
-        replies = [bfcl.null_replies(x, rng) for x in xs]
-        return {n: [bfcl.score_bfcl(r[n], x) for x, r in zip(xs, replies, strict=True)] for n in replies[0]} if xs else {}
+        from .policies.base import RandomPolicy
 
-    notes = {"skipped_items": skipped, "grading": "BFCL's AST rules (agentworld_gym.bfcl); irrelevance = no call, relevance = a call"}
+        rng = np.random.default_rng(s)
+        out: dict[str, list[bool]] = {"do-nothing": [], "constant:first-function": [], "random": []}
+        rand = RandomPolicy(s)
+        for x in xs:
+            if "turns" in x:
+                first = json.dumps({"name": x["functions"][0]["name"], "arguments": {}})
+                out["do-nothing"].append(episode(x, lambda m, t: "I cannot help with that."))
+                out["constant:first-function"].append(episode(x, lambda m, t, c=first: c if m[-1]["role"] == "user" else "Done."))
+                out["random"].append(episode(x, lambda m, t: rand.act("", {"messages": m, "tools": t}) if m[-1]["role"] == "user" else "Done."))
+            else:
+                replies = bfcl.null_replies(x, rng)
+                for n in out:
+                    out[n].append(bfcl.score_bfcl(replies[n], x))
+        return out if xs else {}
+
+    notes = {"skipped_items": skipped, "grading": "single-turn: BFCL's AST rules (agentworld_gym.bfcl), irrelevance = no call, "
+             "relevance = a call; multi-turn: API state and call results after every turn (agentworld_gym.bfcl_multi_turn)"}
     return Suite("bfcl", items, lambda x: x["id"], lambda x: {"category": x["category"]}, play, nulls, notes)
 
 

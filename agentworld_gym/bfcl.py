@@ -15,6 +15,9 @@ Grading follows BFCL's AST checker rule by rule (checked item by item against th
   without case, spaces and ,./-_*^ ; lists element by element so; dicts key by key; Java and
   JavaScript values are the language's literals, converted by BFCL's own converters;
 - irrelevance categories pass when the reply makes no call, relevance ones when it makes one.
+
+Multi-turn categories run as episodes against the package's state classes (agentworld_gym.bfcl_multi_turn);
+memory, web_search and format_sensitivity need BFCL's agent harness and are refused with a message.
 """
 
 from __future__ import annotations

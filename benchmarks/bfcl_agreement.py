@@ -1,10 +1,12 @@
-"""The BFCL grader against BFCL's own checker, item by item, on every single-turn category.
+"""The BFCL graders against BFCL's own checkers, item by item, on every single- and multi-turn category.
 
     python benchmarks/bfcl_agreement.py [--seeds 3] [--out benchmarks/results/bfcl]
 
 For every gradable item: the reference answer, other acceptable answers and perturbed wrong ones
 (agentworld_gym.bfcl.perturbations), each graded by agentworld_gym.bfcl and by the installed
-bfcl-eval package's ast_checker. Writes agreement.json (every disagreement, per-category counts,
+bfcl-eval package's ast_checker; every multi-turn item's gold turns and perturbed ones played as
+episodes (agentworld_gym.bfcl_multi_turn) against the package's multi_turn_checker (one seed: each
+answer replays a whole conversation). Writes agreement.json (every disagreement, per-category counts,
 skipped items and why) and agreement.md. tests/test_bfcl.py runs the same check with one seed.
 """
 
@@ -48,6 +50,23 @@ def main() -> None:
                 if ours != theirs:
                     row["disagreements"] += 1
                     disagreements.append({"id": item["id"], "label": label, "ours": ours, "bfcl": theirs, "calls": calls})
+    # multi-turn: every item's gold turns and perturbed ones, played as episodes, against BFCL's multi-turn checker
+    from agentworld_gym import bfcl_multi_turn as mt
+
+    multi_reference = mt.reference_checker()
+    rng = np.random.default_rng(0)
+    for cat in [c for c in bfcl.categories() if c.startswith(mt.PREFIX)]:
+        for item in mt.load_multi_turn(None, cat, skipped=skipped):
+            row = rows[cat]
+            row["items"] += 1
+            for label, turn_calls in mt.perturbations(item, rng):
+                ours, theirs = mt.play(item, mt.oracle_act(item, turn_calls))["passed"], multi_reference(item, turn_calls)
+                row["answers"] += 1
+                row["accepted" if theirs else "rejected"] += 1
+                row["oracle_pass"] += label == "oracle" and ours and theirs
+                if ours != theirs:
+                    row["disagreements"] += 1
+                    disagreements.append({"id": item["id"], "label": label, "ours": ours, "bfcl": theirs, "calls": turn_calls})
     total = {k: sum(r[k] for r in rows.values()) for k in ("items", "answers", "accepted", "rejected", "disagreements", "oracle_pass")}
     result = {"bfcl_eval_version": version("bfcl-eval"), "seeds": args.seeds, "total": total, "categories": dict(sorted(rows.items())),
               "skipped": skipped, "disagreements": disagreements, "wall_s": round(time.time() - t0, 1)}
@@ -55,7 +74,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "agreement.json").write_text(json.dumps(result, indent=1))
     lines = [f"BFCL grader vs bfcl-eval {result['bfcl_eval_version']}'s ast_checker ({args.seeds} perturbation seeds, "
-             f"{result['wall_s']} s): {total['answers'] - total['disagreements']:,}/{total['answers']:,} verdicts agree",
+             f"{result['wall_s']} s): {total['answers'] - total['disagreements']:,}/{total['answers']:,} verdicts agree "
+             "(multi_turn_*: BFCL's multi_turn_checker, one seed)",
              "", "| category | items | answers checked | BFCL accepts / rejects | disagreements | reference answer passes |",
              "|---|---|---|---|---|---|"]
     for cat, r in sorted(rows.items()):

@@ -89,3 +89,31 @@ def test_text_replies_are_decoded_then_graded():
     irrelevant = bfcl.load_bfcl(cats=["irrelevance"], limit=1)[0]
     assert bfcl.score_bfcl("No function fits this request.", irrelevant)
     assert not bfcl.score_bfcl(json.dumps({"name": irrelevant["functions"][0]["name"], "arguments": {}}), irrelevant)
+
+
+def test_multi_turn_episodes_agree_with_bfcls_multi_turn_checker():
+    """A seeded sample per multi-turn category (benchmarks/bfcl_agreement.py runs every item): the gold
+    turns pass, perturbed ones (a call dropped, a turn late, a call where none can serve, nothing)
+    get BFCL's verdict."""
+    from agentworld_gym import bfcl_multi_turn as mt
+
+    reference = mt.reference_checker()
+    rng = np.random.default_rng(0)
+    checked, disagreements = Counter(), []
+    for cat in [c for c in bfcl.categories() if c.startswith(mt.PREFIX)]:
+        items = mt.load_multi_turn(None, cat)
+        for i in rng.choice(len(items), size=6, replace=False):
+            for label, turns in mt.perturbations(items[i], rng):
+                ours = mt.play(items[i], mt.oracle_act(items[i], turns))["passed"]
+                theirs = reference(items[i], turns)
+                checked[(label, theirs)] += 1
+                if ours != theirs:
+                    disagreements.append((items[i]["id"], label, ours, theirs))
+    assert disagreements == []
+    assert checked[("oracle", True)] == 24 and checked[("do-nothing", False)] == 24 and checked[("drop-last-call", False)] > 10
+
+
+def test_multi_turn_suite_runs_episodes_with_null_baselines():
+    result = run_bfcl("oracle", episodes=4, categories=["multi_turn_base", "multi_turn_miss_param"])
+    row = result["overall"]["all"]
+    assert result["n_items"] == 4 and row["success_mean"] == 1.0 and row["best_null"]["success"] == 0.0
