@@ -56,23 +56,34 @@ def cmd_play(args) -> int:
             return 0
 
 
-def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, **make_kwargs) -> dict:
-    """Run `episodes` episodes of one env with one policy; returns the summary dict `bench` prints."""
+def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, nulls: bool = False, **make_kwargs) -> dict:
+    """Run `episodes` episodes of one env with one policy; returns the summary dict `bench` prints.
+    With nulls, the null baselines play the same seeds (the same tasks) and the best one is reported."""
     from tqdm import tqdm
 
+    from .bench import wilson
     from .policies import make_policy, run_episode
 
     env = gym.make(env_id, **make_kwargs)
     policy = make_policy(policy_spec, env=env, seed=seed)
     results = [run_episode(env, policy, seed=seed + i) for i in tqdm(range(episodes), desc=f"{env_id} {policy_spec}", leave=False, disable=None)]
-    env.close()
     n = max(len(results), 1)
-    return {
+    wins = sum(r["success"] for r in results)
+    summary = {
         "env": env_id, "policy": policy_spec, "episodes": len(results),
-        "success_rate": sum(r["success"] for r in results) / n,
+        "success_rate": wins / n, "ci95": [round(v, 4) for v in wilson(wins, len(results))],
         "mean_reward": sum(r["reward"] for r in results) / n,
         "mean_turns": sum(r["turns"] for r in results) / n,
     }
+    if nulls:
+        from .policies.null import null_policies
+
+        rates = {name: sum(run_episode(env, p, seed=seed + i)["success"] for i in range(episodes)) / n
+                 for name, p in tqdm(null_policies(seed).items(), desc="null baselines", leave=False, disable=None)}
+        best = max(rates, key=lambda k: (rates[k], k == "do-nothing"))
+        summary["best_null"] = {"name": best, "success": rates[best]}
+    env.close()
+    return summary
 
 
 def cmd_bench(args) -> int:
@@ -83,12 +94,15 @@ def cmd_bench(args) -> int:
     if args.env is None:
         raise AgentWorldError("Expected --env ENV_ID (e.g. AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
     episodes = args.episodes if args.episodes is not None else 20
-    summary = bench_env(args.env, args.policy, episodes, args.seed, difficulty=args.difficulty)
+    summary = bench_env(args.env, args.policy, episodes, args.seed, nulls=not args.no_nulls, difficulty=args.difficulty)
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"{summary['env']}  policy={summary['policy']}  episodes={summary['episodes']}  "
-              f"success={summary['success_rate']:.3f}  reward={summary['mean_reward']:.3f}  turns={summary['mean_turns']:.2f}")
+        lo, hi = summary["ci95"]
+        null = summary.get("best_null")
+        print(f"{summary['env']}  policy={summary['policy']}  n={summary['episodes']}  "
+              f"success={summary['success_rate']:.3f} [95% {lo:.3f}, {hi:.3f}]  reward={summary['mean_reward']:.3f}  "
+              f"turns={summary['mean_turns']:.2f}" + (f"  best null={null['success']:.3f} ({null['name']})" if null else ""))
     return 0
 
 
@@ -166,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "bfcl-eval package's data (default: the package's)")
     p.add_argument("--out", help="suite: write OUT.json (one row per item), OUT.md and OUT.png; --suite all: a folder "
                                  "(default: no files; --suite all: bench-<policy>/)")
-    p.add_argument("--no-nulls", action="store_true", help="suite: skip the null baselines (default: run them)")
+    p.add_argument("--no-nulls", action="store_true", help="skip the null baselines (default: run them on the same tasks)")
     p.add_argument("--difficulty", type=int, default=1, help="env: task difficulty 1-5 (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the episodes and of --episodes sampling (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (default: a table)")

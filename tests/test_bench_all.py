@@ -47,3 +47,26 @@ def test_one_command_evaluates_an_endpoint_over_every_suite(tmp_path, monkeypatc
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["suites"]) == {"heldout", "bfcl", "tau2"}
     assert "index.html" in capsys.readouterr().out
+
+
+def test_every_bench_option_has_help_with_its_default():
+    from agentworld_gym.cli import build_parser
+
+    parser = build_parser()
+    bench = next(a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == "bench")[1]
+    options = [a for a in bench._actions if a.dest != "help"]
+    assert len(options) >= 12
+    for action in options:
+        assert action.help and "default" in action.help, action.dest
+
+
+def test_episodes_are_sampled_stratified_over_categories_and_levels():
+    from agentworld_gym.bench import heldout_suite, stratified_sample
+
+    items = [(c, d, i) for c in "abc" for d in (1, 2) for i in range(10)]
+    picked = stratified_sample(items, lambda x: x[:2], 12, seed=0)
+    assert sorted((c, d) for c, d, _ in picked) == sorted([(c, d) for c in "abc" for d in (1, 2)] * 2)
+    assert stratified_sample(items, lambda x: x[:2], 12, seed=1) != picked  # seeded, not the first N
+    suite = heldout_suite(episodes=7, seed=0)
+    cats = {suite.groups(t)["category"] for t in suite.items}
+    assert len(suite.items) == 7 and len(cats) == 7  # seven categories, one task each
