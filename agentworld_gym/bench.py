@@ -81,22 +81,24 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def stratified_sample(items: list, strata: Callable[[Any], tuple], k: int | None, seed: int) -> list:
-    """k items spread evenly over the strata (categories x levels), each stratum shuffled with `seed`;
-    all items (in order) when k is None or not smaller than the suite."""
+    """k items spread evenly over the strata: round-robin over the first key (categories), within each
+    over the next (levels), each group shuffled with `seed`; all items (in order) when k is None or
+    not smaller than the suite."""
     if k is None or k >= len(items):
         return list(items)
     rng = np.random.default_rng(seed)
-    groups: dict[tuple, list] = defaultdict(list)
-    for x in items:
-        groups[strata(x)].append(x)
-    queues = [[g[i] for i in rng.permutation(len(g))] for _, g in sorted(groups.items(), key=lambda kv: str(kv[0]))]
-    order = [queues[i] for i in rng.permutation(len(queues))]
-    picked: list = []
-    while len(picked) < k:
-        for q in order:
-            if q and len(picked) < k:
-                picked.append(q.pop())
-    return picked
+
+    def spread(group: list, depth: int) -> list:
+        if not group or depth == len(strata(group[0])):
+            return [group[i] for i in rng.permutation(len(group))]
+        by_key: dict[str, list] = defaultdict(list)
+        for x in group:
+            by_key[str(strata(x)[depth])].append(x)
+        queues = [spread(by_key[key], depth + 1) for key in sorted(by_key)]
+        queues = [queues[i] for i in rng.permutation(len(queues))]
+        return [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
+
+    return spread(list(items), 0)[:k]
 
 
 def _progress(iterable, desc: str, total: int | None = None):
