@@ -70,3 +70,12 @@ def test_episodes_are_sampled_stratified_over_categories_and_levels():
     suite = heldout_suite(episodes=7, seed=0)
     cats = {suite.groups(t)["category"] for t in suite.items}
     assert len(suite.items) == 7 and len(cats) == 7  # seven categories, one task each
+
+
+def test_readme_suite_tables_are_the_generated_ones():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "readme_tables.py"
+    assert subprocess.run([sys.executable, str(script), "--check"]).returncode == 0, "run benchmarks/readme_tables.py"
