@@ -45,9 +45,11 @@ def agreement_line() -> list[str]:
         return []
     a = json.loads(path.read_text())
     t = a["total"]
-    return [f"BFCL grader vs the `bfcl-eval` {a['bfcl_eval_version']} package's own `ast_checker`: "
+    multi = sum(r["items"] for c, r in a["categories"].items() if c.startswith("multi_turn_"))
+    return [f"BFCL graders vs the `bfcl-eval` {a['bfcl_eval_version']} package's own checkers (`ast_checker`; `multi_turn_checker` "
+            f"for the {multi} multi-turn items): "
             f"**{t['answers'] - t['disagreements']:,} of {t['answers']:,} verdicts agree** ({t['disagreements']} disagreements) on "
-            f"{t['items']:,} items of {len(a['categories'])} single-turn categories — reference answers, other acceptable answers "
+            f"{t['items']:,} items of {len(a['categories'])} categories — reference answers, other acceptable answers "
             f"and perturbed wrong ones ({t['accepted']:,} accepted, {t['rejected']:,} rejected by BFCL); {len(a['skipped'])} items "
             "no answer can pass are skipped and listed (`benchmarks/bfcl_agreement.py`, `benchmarks/results/bfcl/agreement.md`)."]
 
