@@ -515,8 +515,8 @@ def plot_result(result: dict, png: Path) -> Path | None:
     labels = [f"{n[:16]}\nn={rows[n]['n']}" for n in names]
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
     ax.set_ylabel(f"success % ({result['runs']} run(s))")
-    ax.set_ylim(0, 105)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.set_ylim(0, 118)  # headroom for the legend above the bars
+    ax.legend(fontsize=7, loc="upper center", ncol=2, frameon=False)
     ax.set_title(f"{result['suite']}: {result['policy'][-40:]}", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
