@@ -58,11 +58,17 @@ def tau2_table() -> list[str]:
     rows = [json.loads(p.read_text()) for p in sorted((RESULTS / "tau2").glob("*.json"))]
     if not rows:
         return []
-    lines = ["| tau2 domain | tasks | gold replay = 1.0, no gold-call error | do-nothing passes | checks graded | wall s |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| tau2 domain | tasks | gold replay = 1.0, no unrecovered refused gold call | refused gold calls (recovered later) | "
+             "do-nothing passes | checks graded | wall s |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['domain']} | {r['tasks']} | {r['passed']}/{r['tasks']} | {r['do_nothing']['passed']}/{r['do_nothing']['n']} | "
+        lines.append(f"| {r['domain']} | {r['tasks']} | {r['passed']}/{r['tasks']} | {len(r['gold_with_errors'])} "
+                     f"({len(r['gold_errors_recovered'])}) | {r['do_nothing']['passed']}/{r['do_nothing']['n']} | "
                      f"{', '.join(r['graded_checks'])} | {r['wall_s']} |")
+    for r in rows:
+        for f in r["failures"]:
+            errors = "; ".join(f"{e['name']}: {e['error']}" for e in f["gold_errors"]) or "none"
+            lines += ["", f"{r['domain']} task {f['task']} scores {f['reward']} but is flagged: its gold trajectory ends in a refused "
+                          f"call ({errors}), so its state check proves nothing (`benchmarks/results/tau2/{r['domain']}.json`)."]
     return lines
 
 
