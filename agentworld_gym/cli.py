@@ -53,23 +53,34 @@ def cmd_play(args) -> int:
     return run(args)
 
 
-def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, **make_kwargs) -> dict:
-    """Run `episodes` episodes of one env with one policy; returns the summary dict `bench` prints."""
+def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, nulls: bool = False, **make_kwargs) -> dict:
+    """Run `episodes` episodes of one env with one policy; returns the summary dict `bench` prints.
+    With nulls, the null baselines play the same seeds (the same tasks) and the best one is reported."""
     from tqdm import tqdm
 
+    from .bench import wilson
     from .policies import make_policy, run_episode
 
     env = gym.make(env_id, **make_kwargs)
     policy = make_policy(policy_spec, env=env, seed=seed)
     results = [run_episode(env, policy, seed=seed + i) for i in tqdm(range(episodes), desc=f"{env_id} {policy_spec}", leave=False, disable=None)]
-    env.close()
     n = max(len(results), 1)
-    return {
+    wins = sum(r["success"] for r in results)
+    summary = {
         "env": env_id, "policy": policy_spec, "episodes": len(results),
-        "success_rate": sum(r["success"] for r in results) / n,
+        "success_rate": wins / n, "ci95": [round(v, 4) for v in wilson(wins, len(results))],
         "mean_reward": sum(r["reward"] for r in results) / n,
         "mean_turns": sum(r["turns"] for r in results) / n,
     }
+    if nulls:
+        from .policies.null import null_policies
+
+        rates = {name: sum(run_episode(env, p, seed=seed + i)["success"] for i in range(episodes)) / n
+                 for name, p in tqdm(null_policies(seed).items(), desc="null baselines", leave=False, disable=None)}
+        best = max(rates, key=lambda k: (rates[k], k == "do-nothing"))
+        summary["best_null"] = {"name": best, "success": rates[best]}
+    env.close()
+    return summary
 
 
 def cmd_bench(args) -> int:
@@ -80,12 +91,15 @@ def cmd_bench(args) -> int:
     if args.env is None:
         raise AgentWorldError("Expected --env ENV_ID (e.g. AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
     episodes = args.episodes if args.episodes is not None else 20
-    summary = bench_env(args.env, args.policy, episodes, args.seed, difficulty=args.difficulty)
+    summary = bench_env(args.env, args.policy, episodes, args.seed, nulls=not args.no_nulls, difficulty=args.difficulty)
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"{summary['env']}  policy={summary['policy']}  episodes={summary['episodes']}  "
-              f"success={summary['success_rate']:.3f}  reward={summary['mean_reward']:.3f}  turns={summary['mean_turns']:.2f}")
+        lo, hi = summary["ci95"]
+        null = summary.get("best_null")
+        print(f"{summary['env']}  policy={summary['policy']}  n={summary['episodes']}  "
+              f"success={summary['success_rate']:.3f} [95% {lo:.3f}, {hi:.3f}]  reward={summary['mean_reward']:.3f}  "
+              f"turns={summary['mean_turns']:.2f}" + (f"  best null={null['success']:.3f} ({null['name']})" if null else ""))
     return 0
 
 
@@ -146,18 +160,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("bench", help="evaluate a policy on an env or a suite")
-    p.add_argument("--env", help="env id, e.g. AgentWorld/finance-v0")
-    p.add_argument("--suite", choices=("heldout", "bfcl"), help="a benchmark suite instead of one env")
-    p.add_argument("--policy", default="oracle", help="oracle | random | smollm2-135m | hf:<model> | openai:<model>@<url>")
-    p.add_argument("--episodes", type=int, default=None, help="episodes (env: default 20; suite: items per suite/category, default all)")
-    p.add_argument("--runs", type=int, default=1, help="suite: repeat and report mean ± std")
-    p.add_argument("--temperature", type=float, default=0.0, help="suite: LLM sampling temperature (0 = greedy)")
-    p.add_argument("--bfcl-path", help="suite bfcl: folder with BFCL_v4_*.json (default $AGENTWORLD_BFCL or bfcl-eval)")
-    p.add_argument("--out", help="suite: write OUT.json, OUT.md and OUT.png")
-    p.add_argument("--difficulty", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("bench", help="evaluate a policy on an env or a benchmark suite",
+                       description="Evaluate a policy on one env (--env) or a suite (--suite). Suite scores carry n, "
+                                   "mean +- std over --runs, a 95%% interval and the best null baseline on the same items.")
+    p.add_argument("--env", help="env id to run, e.g. AgentWorld/finance-v0 (default: none; give --env or --suite)")
+    p.add_argument("--suite", choices=("heldout", "bfcl", "tau2", "all"),
+                   help="a benchmark suite instead of one env; 'all' runs every suite into one --out folder with an HTML summary "
+                        "(default: none)")
+    p.add_argument("--policy", default="oracle",
+                   help="oracle | random | smollm2-135m | hf:<model> | openai:<model>@<base_url> (default: %(default)s)")
+    p.add_argument("--categories", nargs="+", metavar="NAME",
+                   help="suite: BFCL categories (any the bfcl-eval package ships), tau2 domains or held-out L1 categories; "
+                        "with --suite all each suite takes the names it knows (default: every single-turn BFCL category, "
+                        "every installed tau2 domain, every held-out category)")
+    p.add_argument("--episodes", type=int, default=None,
+                   help="env: episodes to play (default 20); suite: items sampled stratified over categories and "
+                        "difficulty levels (default: every item)")
+    p.add_argument("--runs", type=int, default=1, help="suite: repeat the policy's run and report mean +- std (default: %(default)s)")
+    p.add_argument("--temperature", type=float, default=0.0, help="suite: LLM sampling temperature, 0 = greedy (default: %(default)s)")
+    p.add_argument("--bfcl-path", help="suite bfcl: a folder of BFCL_v4_*.json + possible_answer/ instead of the installed "
+                                       "bfcl-eval package's data (default: the package's)")
+    p.add_argument("--out", help="suite: write OUT.json (one row per item), OUT.md and OUT.png; --suite all: a folder "
+                                 "(default: no files; --suite all: bench-<policy>/)")
+    p.add_argument("--no-nulls", action="store_true", help="skip the null baselines (default: run them on the same tasks)")
+    p.add_argument("--difficulty", type=int, default=1, help="env: task difficulty 1-5 (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the episodes and of --episodes sampling (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table (default: a table)")
     p.set_defaults(func=cmd_bench)
 
     for name in COMMAND_MODULES:

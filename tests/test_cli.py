@@ -17,6 +17,7 @@ def test_bench_json_oracle_and_random(capsys):
     assert main(["bench", "--env", "AgentWorld/finance-v0", "--policy", "oracle", "--episodes", "5", "--json"]) == 0
     oracle = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert oracle["success_rate"] == 1.0 and oracle["episodes"] == 5 and oracle["mean_turns"] >= 2
+    assert oracle["ci95"][0] > 0.4 and oracle["best_null"]["success"] < 1.0  # beside the best null on the same tasks
     assert main(["bench", "--env", "AgentWorld/finance-v0", "--policy", "random", "--episodes", "5", "--json"]) == 0
     rand = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert rand["success_rate"] < oracle["success_rate"]

@@ -8,19 +8,15 @@ from pathlib import Path
 import pytest
 
 from agentworld_gym import envs
-from agentworld_gym.actions import ToolCall
 from agentworld_gym.bench import (
-    call_matches,
-    gold_reply,
     heldout_themes,
-    load_bfcl,
     load_heldout,
     markdown_table,
     run_bfcl,
     run_heldout,
     save_result,
-    score_bfcl,
 )
+from agentworld_gym.bfcl import gold_reply, load_bfcl, score_bfcl
 from agentworld_gym.cli import main
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.train.common import training_themes
@@ -57,50 +53,59 @@ def test_oracle_solves_the_heldout_suite_and_random_does_not():
     oracle = run_heldout("oracle", episodes=14)
     assert oracle["overall"]["all"]["success_mean"] == 1.0
     assert sum(row["n"] for row in oracle["category"].values()) == 14
-    rnd = run_heldout("random", episodes=14, runs=2, seed=1)
+    assert oracle["overall"]["all"]["best_null"]["success"] < 0.5  # beside the best null baseline
+    rnd = run_heldout("random", episodes=14, runs=2, seed=1, nulls=False)
     assert rnd["overall"]["all"]["success_mean"] < 0.5 and rnd["runs"] == 2
+    lo, hi = rnd["overall"]["all"]["ci95"]
+    assert 0 <= lo <= rnd["overall"]["all"]["success_mean"] <= hi <= 1
 
 
 # --------------------------------------------------------------------------------------------
-# BFCL-style suite
+# BFCL suite (the grader's agreement with BFCL's own checker is in test_bfcl.py)
 
 
 def test_gold_replies_score_and_the_scorer_rejects_mistakes(bfcl):
-    items = load_bfcl(bfcl, limit=25)
+    items = load_bfcl(bfcl, ["simple_python", "multiple", "parallel", "parallel_multiple"], limit=25)
     assert {x["category"] for x in items} == {"simple_python", "multiple", "parallel", "parallel_multiple"}
-    assert all(score_bfcl(gold_reply(x), x["ground_truth"]) for x in items)
+    assert all(score_bfcl(gold_reply(x), x) for x in items)
     item = items[0]  # calculate_triangle_area(base=10, height=5, unit optional)
     (name, params), = item["ground_truth"][0].items()
     good = {k: v[0] for k, v in params.items() if v[0] != ""}
-    assert call_matches(ToolCall(name, good), item["ground_truth"][0])
-    assert not call_matches(ToolCall(name, {**good, "base": 11}), item["ground_truth"][0])  # wrong value
-    assert not call_matches(ToolCall(name, {k: v for k, v in good.items() if k != "base"}), item["ground_truth"][0])
-    assert not call_matches(ToolCall(name, {**good, "colour": "red"}), item["ground_truth"][0])  # unknown argument
-    assert not call_matches(ToolCall(name + "_x", good), item["ground_truth"][0])
-    assert score_bfcl(f"{name}(base=10, height=5)", item["ground_truth"])  # Python-call syntax works too
-    assert not score_bfcl("The area is 25.", item["ground_truth"])
+    assert score_bfcl(json.dumps({"name": name, "arguments": good}), item)
+    assert not score_bfcl(json.dumps({"name": name, "arguments": {**good, "base": 11}}), item)  # wrong value
+    assert not score_bfcl(json.dumps({"name": name, "arguments": {k: v for k, v in good.items() if k != "base"}}), item)
+    assert not score_bfcl(json.dumps({"name": name, "arguments": {**good, "colour": "red"}}), item)  # unknown argument
+    assert not score_bfcl(json.dumps({"name": name + "_x", "arguments": good}), item)
+    assert score_bfcl(f"{name}(base=10, height=5)", item)  # Python-call syntax works too
+    assert not score_bfcl("The area is 25.", item)
 
 
 def test_parallel_calls_match_in_any_order(bfcl):
-    item = next(x for x in load_bfcl(bfcl, categories=("parallel",), limit=10) if len(x["ground_truth"]) >= 2)
+    item = next(x for x in load_bfcl(bfcl, ["parallel"], limit=10) if len(x["ground_truth"]) >= 2)
     calls = json.loads(gold_reply(item))
-    assert score_bfcl(json.dumps(calls[::-1]), item["ground_truth"])
-    assert not score_bfcl(json.dumps(calls[:1]), item["ground_truth"])
+    assert score_bfcl(json.dumps(calls[::-1]), item)
+    assert not score_bfcl(json.dumps(calls[:1]), item)
 
 
 def test_run_bfcl_oracle_and_random(bfcl, tmp_path):
-    oracle = run_bfcl("oracle", episodes=5, path=bfcl)
+    cats = ["simple_python", "multiple", "parallel", "parallel_multiple"]
+    oracle = run_bfcl("oracle", episodes=20, path=bfcl, categories=cats)
     assert oracle["overall"]["all"]["success_mean"] == 1.0 and oracle["n_items"] == 20
-    rnd = run_bfcl("random", episodes=5, path=bfcl, runs=2)
+    assert {r["n"] for r in oracle["category"].values()} == {5}  # stratified over the categories
+    assert oracle["overall"]["all"]["best_null"]["success"] < 0.3
+    rnd = run_bfcl("random", episodes=20, path=bfcl, runs=2, categories=cats)
     assert rnd["overall"]["all"]["success_mean"] < 0.3
     files = save_result(rnd, tmp_path / "bfcl_random")
-    assert json.loads(Path(files["json"]).read_text())["suite"] == "bfcl"
+    saved = json.loads(Path(files["json"]).read_text())
+    assert saved["suite"] == "bfcl" and len(saved["items"]) == 20 and len(saved["items"][0]["success"]) == 2
     assert "± " in markdown_table(rnd) and Path(files["png"]).read_bytes()[:4] == b"\x89PNG"
 
 
 def test_cli_suite(bfcl, tmp_path, capsys):
     assert main(["bench", "--suite", "bfcl", "--policy", "oracle", "--episodes", "2", "--bfcl-path", str(bfcl),
-                 "--json", "--out", str(tmp_path / "r")]) == 0
+                 "--categories", "simple_python", "--json", "--out", str(tmp_path / "r")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["overall"]["all"]["success_mean"] == 1.0 and (tmp_path / "r.md").exists()
     assert main(["bench", "--suite", "bfcl", "--policy", "oracle", "--bfcl-path", str(tmp_path)]) == 2  # not BFCL data
+    assert main(["bench", "--suite", "bfcl", "--categories", "simple_pyton", "--bfcl-path", str(bfcl)]) == 2
+    assert "Did you mean 'simple_python'" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """Gym ids for external worlds, registered on `import agentworld_gym` (cheap: no SDK, no server start).
 
   AgentWorld/mcp-v0          any MCP server: gym.make("AgentWorld/mcp-v0", command=[...], tasks=...)
-  AgentWorld/tau2-<d>-v0     tau2 domains whose data and MCP server are available here
+  AgentWorld/tau2-<d>-v0     every installed tau2 domain package (tau2-<d>-mcp-eval)
   AgentWorld/release-<id>-v0 Agent-World release environments, after `agentworld import agentworld-release PATH`
                              (in every later process too: the import writes an index in data_home())
 """
@@ -74,8 +74,7 @@ def register_index() -> list[str]:
 def register_external() -> None:
     gym.register(id=MCP_ENV_ID, entry_point="agentworld_gym.mcp.backend:make_mcp_env", disable_env_checker=True)
     register_index()
-    from .tau2 import DOMAINS, available
+    from .tau2_domains import installed_domains
 
-    for domain in DOMAINS:
-        if available(domain):
-            register_tau2(domain)
+    for domain in installed_domains():
+        register_tau2(domain)

