@@ -394,7 +394,7 @@ def _arith(op: str, words: tuple[str, ...], a: float, b: float, want) -> Functio
 
 FUNCTIONS: tuple[Function, ...] = (
     Function("run_code", (("run", "python"), ("execute", "python"), ("run", "code"), ("execute", "code"), ("python",), ("sandbox",)),
-             (Slot("code", ("code", "script", "source", "python", "program", "python_code", "snippet")),), run_code,
+             (Slot("code", ("code", "python", "program", "python_code", "pycode", "snippet")),), run_code,
              (({"code": "x = 6\nx * 7"}, {"result": 42}), ({"code": "print(2 ** 10)"}, {"output": "1024"}))),
     Function("evaluate", (("calculate",), ("calculator",), ("evaluate",), ("eval",), ("math",), ("compute",), ("calc",), ("arithmetic",), ("expression",)),
              (Slot("expression", ("expression", "expr", "formula", "equation", "calculation", "math", "input", "query", "problem")),), evaluate,
@@ -422,7 +422,7 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("base64_encode", (("base64",), ("b64",)), (Slot("text", _TEXT),), base64_encode, (({"text": "hello"}, {"result": "aGVsbG8="}),)),
     Function("url_decode", (("url", "decode"), ("decode", "url"), ("unquote",)), (Slot("text", _TEXT + ("url", "encoded")),), url_decode,
              (({"text": "a%20b%26c"}, {"result": "a b&c"}),)),
-    Function("url_encode", (("url", "encode"), ("encode", "url"), ("urlencode",), ("quote",)), (Slot("text", _TEXT + ("url",)),), url_encode,
+    Function("url_encode", (("url", "encode"), ("encode", "url"), ("urlencode",)), (Slot("text", _TEXT + ("url",)),), url_encode,
              (({"text": "a b&c"}, {"result": "a%20b%26c"}),)),
     Function("text_stats", (("word", "count"), ("count", "words"), ("text", "stats"), ("text", "statistics"), ("character", "count"),
                             ("count", "characters"), ("analyze", "text"), ("word", "counter")),
@@ -430,7 +430,7 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("change_case", (("uppercase",), ("lowercase",), ("case",), ("upper",), ("lower",)),
              (Slot("text", _TEXT), Slot("case", ("case", "mode", "style", "type", "format"), optional=True)), change_case,
              (({"text": "Hello World", "case": "upper"}, {"result": "HELLO WORLD"}),)),
-    Function("reverse_text", (("reverse",),), (Slot("text", _TEXT),), reverse_text, (({"text": "abc"}, {"result": "cba"}),)),
+    Function("reverse_text", (("reverse", "text"), ("reverse", "string")), (Slot("text", _TEXT),), reverse_text, (({"text": "abc"}, {"result": "cba"}),)),
     Function("regex_replace", (("regex", "replace"), ("replace", "pattern"), ("regex", "sub")),
              (Slot("pattern", ("pattern", "regex", "regexp", "expression")), Slot("text", _TEXT),
               Slot("replacement", ("replacement", "replace", "repl", "with", "new", "replace_with"))), regex_replace,
@@ -444,7 +444,7 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("format_json", (("format", "json"), ("pretty", "json"), ("json", "prettify"), ("beautify", "json"), ("parse", "json")),
              (Slot("text", _TEXT + ("json", "json_string", "json_data", "json_text")),), format_json,
              (({"text": '{"b":1,"a":[2]}'}, {"result": '{\n  "a": [\n    2\n  ],\n  "b": 1\n}'}),)),
-    Function("csv_to_json", (("csv",),), (Slot("text", _TEXT + ("csv", "csv_data", "csv_text", "csv_string")),), csv_to_json,
+    Function("csv_to_json", (("csv", "json"), ("parse", "csv"), ("csv", "to")), (Slot("text", _TEXT + ("csv", "csv_data", "csv_text", "csv_string")),), csv_to_json,
              (({"text": "name,age\nAda,36\nAlan,41"}, {"count": 2, "rows": [{"name": "Ada", "age": "36"}, {"name": "Alan", "age": "41"}]}),)),
     Function("convert_timezone", (("convert", "time"), ("timezone",), ("time", "zone"), ("convert", "timezone")),
              (Slot("time", ("time", "datetime", "date_time", "timestamp", "source_time", "input_time")),
@@ -462,12 +462,19 @@ FUNCTIONS: tuple[Function, ...] = (
              (({"day": "2025-06-01"}, {"weekday": "Sunday"}),)),
 )
 BY_NAME = {f.name: f for f in FUNCTIONS}
+ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "modulo"}
 
 
 def _words(name: str) -> list[str]:
     from ..theme import humanize
 
     return humanize(name).split()
+
+
+def _is_key(pname: str) -> bool:
+    """An id-like parameter names a record; it is never the text a function works on."""
+    low = "_".join(_words(pname))
+    return low in ("id", "uuid") or low.endswith(("_id", "_uuid", "_key", "_path", "_file"))
 
 
 def _fills(slot: Slot, pname: str, ptype: str | None) -> bool:
@@ -489,11 +496,7 @@ def match_function(tool_name: str, props: dict, required: set[str], types: dict[
         mapping: dict[str, str] = {}
         free = list(props)
         for slot in f.slots:
-            p = next((p for p in free if _fills(slot, p, types.get(p))), None)
-            if p is None and not slot.optional and slot.type == "string" and len(f.slots) == 1:
-                strings = [q for q in free if types.get(q) in ("string", None) and q in required] or \
-                          [q for q in free if types.get(q) in ("string", None)]
-                p = strings[0] if len(strings) == 1 else None  # a one-slot function takes the tool's only text parameter
+            p = next((p for p in free if _fills(slot, p, types.get(p)) and not _is_key(p)), None)
             if p is None:
                 if slot.optional:
                     continue
@@ -503,6 +506,8 @@ def match_function(tool_name: str, props: dict, required: set[str], types: dict[
             free.remove(p)
         if not mapping or any(r not in mapping for r in required):
             continue
+        if len(props) - len(mapping) > (0 if f.name in ARITHMETIC else 2):
+            continue  # more inputs than the function has: the tool does something else (add_rectangle(x, y, width, ...))
         return f, mapping
     return None
 
