@@ -520,7 +520,12 @@ def call(function: str, mapping: dict[str, str], kw: dict) -> dict:
     if missing:
         name = next((p for p, s in mapping.items() if s == missing[0]), missing[0])
         raise ToolError(f"Give {name}: this call needs it.")
-    return f.fn(**args)
+    try:
+        return f.fn(**args)
+    except ToolError:
+        raise
+    except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError, csv.Error, LookupError) as exc:
+        raise ToolError(f"Cannot compute that: {type(exc).__name__}: {str(exc)[:120]}.") from None
 
 
 def same_value(a, b) -> bool:
