@@ -64,8 +64,17 @@ def finish_templates(templates: list[dict], spec: ThemeSpec) -> list[dict]:
     return templates
 
 
-TERMINAL = ("cancelled", "canceled", "closed", "archived", "retired", "revoked", "expired", "rejected", "completed", "done", "resolved", "deleted")
-NONNEG_GENS = ("money", "count")
+TERMINAL = ("cancelled", "canceled", "closed", "archived", "retired", "revoked", "expired", "rejected", "completed", "done", "resolved", "deleted",
+            "deprecated", "withdrawn", "retracted", "dismissed", "delivered", "refunded", "settled", "finished", "merged", "terminated", "void")
+TEXT_CAP = 200  # characters a written text field may hold
+
+
+def upper_limit(col) -> int | float:
+    """The largest value a write may store in a numeric column: ten times the generator's top, rounded up."""
+    import math
+
+    top = col.arg[1] * 10
+    return int(10 ** math.ceil(math.log10(top))) if top > 0 else 0
 
 
 def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
@@ -74,7 +83,7 @@ def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
 
     - state: a record whose status is terminal (cancelled, closed, ...) can no longer be changed;
     - integrity: a record other records still refer to cannot be deleted;
-    - limits: money and count columns never go negative;
+    - limits: numeric columns stay between 0 and a ceiling, text fields are non-empty and short;
     - references: a write that names a related record needs that record to exist.
     """
     import dataclasses
@@ -83,6 +92,7 @@ def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
 
     rules: dict[str, str] = {}
     limited: dict[str, set] = {}
+    capped: dict[str, set] = {}
     for t in templates:
         if t["kind"] not in ("update", "cancel", "delete", "create", "transfer"):
             continue
@@ -95,6 +105,8 @@ def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
             t["terminal"] = [status.name, list(ends)]
             marks.append("terminal")
             rules[f"terminal:{tab.name}"] = f"A {noun} that is {' or '.join(ends)} can no longer be changed."
+        if t["kind"] == "cancel" and t.get("value") not in ends:
+            rules[f"terminal:{tab.name}:{t['value']}"] = f"A {noun} that is already {t['value']} cannot be set to {t['value']} again."
         if t["kind"] == "delete":
             kids = [[other.name, c.name] for other in spec.tables for c in other.columns if c.gen == "fk" and c.arg == tab.name]
             if kids:
@@ -106,10 +118,18 @@ def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
         nonneg = [c for c in written if cols[c].gen in ("int", "float") and isinstance(cols[c].arg, tuple) and cols[c].arg[0] >= 0]
         if t["kind"] in ("create", "update") and nonneg:
             t["nonneg"] = nonneg
+            t["upper"] = {c: upper_limit(cols[c]) for c in nonneg}
             marks.append("nonneg")
             limited.setdefault(tab.name, set()).update(nonneg)
             cs = sorted(limited[tab.name])
-            rules[f"nonneg:{tab.name}"] = f"The {' and '.join(humanize(c) for c in cs)} of a {noun} cannot be negative."
+            rules[f"nonneg:{tab.name}"] = "; ".join(f"The {humanize(c)} of a {noun} must be between 0 and {upper_limit(cols[c]):,}" for c in cs) + "."
+        texts = [c for c in written if cols[c].type == "text" and cols[c].gen not in ("choice", "id", "fk")]
+        if t["kind"] in ("create", "update") and texts:
+            t["textcap"] = texts
+            marks.append("textcap")
+            capped.setdefault(tab.name, set()).update(texts)
+            cs = sorted(capped[tab.name])
+            rules[f"textcap:{tab.name}"] = f"The {' and '.join(humanize(c) for c in cs)} of a {noun} must be non-empty and at most {TEXT_CAP} characters."
         if any(p["role"] == "fk" for p in t["params"]) and t["kind"] in ("create", "update"):
             marks.append("references")
             for p in t["params"]:
@@ -117,7 +137,7 @@ def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
                     rules[f"ref:{tab.name}:{p['table']}"] = f"A {noun} can only refer to an existing {humanize(singular(p['table']))}."
         if marks:
             t["rules"] = marks
-    ordered = sorted(rules.items(), key=lambda kv: ("terminal", "children", "nonneg", "ref").index(kv[0].split(":")[0]))
+    ordered = sorted(rules.items(), key=lambda kv: ("terminal", "children", "nonneg", "textcap", "ref").index(kv[0].split(":")[0]))
     return dataclasses.replace(spec, rules=tuple(dict.fromkeys([*spec.rules, *(text for _, text in ordered)])))
 
 

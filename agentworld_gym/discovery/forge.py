@@ -27,6 +27,7 @@ from .infer import plural, singular
 
 WRITE_KINDS = {"create", "update", "cancel", "delete", "transfer"}
 CANCEL_WORDS = ("cancelled", "canceled", "closed", "revoked", "withdrawn", "disabled", "ended", "retired", "archived", "dropped", "expired", "rejected", "paused", "muted")
+TEXT_CAP = 200  # same as build.TEXT_CAP (kept here so forging needs no build import)
 MISSING = "ZZ-0000-missing"  # an id no world contains (used by validation)
 
 
@@ -154,10 +155,15 @@ def make_fn(t: dict, spec: ThemeSpec):
             if state in terminal:
                 raise ToolError(f"{noun.capitalize()} {k!r} is {state} and can no longer be changed.")
 
+    upper = t.get("upper", {})
+    textcap = set(t.get("textcap", ()))
+
     def check_values(values: dict) -> None:
         for c, v in values.items():
-            if c in nonneg and isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
-                raise ToolError(f"{humanize(c).capitalize()} cannot be negative, got {v!r}.")
+            if c in nonneg and isinstance(v, (int, float)) and not isinstance(v, bool) and not 0 <= v <= upper.get(c, float("inf")):
+                raise ToolError(f"{humanize(c).capitalize()} must be between 0 and {upper.get(c, 'any'):,}, got {v!r}.")
+            if c in textcap and isinstance(v, str) and not 0 < len(v.strip()) <= TEXT_CAP:
+                raise ToolError(f"{humanize(c).capitalize()} must be non-empty and at most {TEXT_CAP} characters, got {len(v)}.")
 
     if kind == "get":
         def fn(db: Db, **kw):

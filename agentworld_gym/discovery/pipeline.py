@@ -79,8 +79,11 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
 
 def forge_theme(spec: ThemeSpec, templates: list[dict], blob: bytes | None = None) -> Theme:
     """Bind template specs to the built world and forge the Theme (no validation)."""
+    import dataclasses
+
     blob = blob or build_template(spec)
     bind_examples(templates, spec, blob)
+    spec = attach_rules(dataclasses.replace(spec, rules=()), templates)  # the rules of the tools it keeps, no others
     return Theme(spec, [forge_tool(t, spec) for t in templates])
 
 

@@ -377,6 +377,10 @@ def _rule_cases(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, valid_args: d
         p = next((p for p in t["params"] if p.get("column") in t["nonneg"] and p["schema"].get("type") in ("integer", "number")), None)
         if p:
             out.append(_Case({**valid_args, p["name"]: -5}, fails, False))
+    if "textcap" in t["rules"]:
+        p = next((p for p in t["params"] if p.get("column") in t["textcap"] and p["schema"].get("type") == "string" and "enum" not in p["schema"]), None)
+        if p:
+            out.append(_Case({**valid_args, p["name"]: "x" * 201}, fails, False))
     return out
 
 
@@ -461,6 +465,7 @@ def rule_violations(spec: ThemeSpec, conn: sqlite3.Connection) -> list[str]:
     dates, negative amounts in non-negative columns, and the theme's own checks (spec.extra["rule_check"],
     a "module:function" taking the connection). Empty for a valid world."""
     from ..world import date_pairs
+    from .build import TEXT_CAP, upper_limit
 
     out = []
     for t in spec.tables:
@@ -472,9 +477,13 @@ def rule_violations(spec: ThemeSpec, conn: sqlite3.Connection) -> list[str]:
                 if n:
                     out.append(f"{t.name}.{c.name}: {n} rows refer to a missing {parent.name} row")
             elif c.gen in ("int", "float") and isinstance(c.arg, tuple) and c.arg[0] >= 0:
-                n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE "{c.name}" < 0').fetchone()[0]
+                n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE "{c.name}" < 0 OR "{c.name}" > ?', (upper_limit(c),)).fetchone()[0]
                 if n:
-                    out.append(f"{t.name}.{c.name}: {n} negative values")
+                    out.append(f"{t.name}.{c.name}: {n} values outside 0..{upper_limit(c)}")
+            elif c.gen == "faker" and c.type == "text":
+                n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE length("{c.name}") > ?', (TEXT_CAP,)).fetchone()[0]
+                if n:
+                    out.append(f"{t.name}.{c.name}: {n} values longer than {TEXT_CAP} characters")
         for a, b in date_pairs(t):
             n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE "{b}" < "{a}"').fetchone()[0]
             if n:
