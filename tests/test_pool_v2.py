@@ -225,3 +225,17 @@ def test_dates_come_in_order_and_fks_keep_their_parent_type():
         for a, b in date_pairs(t):
             assert conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE "{b}" < "{a}"').fetchone()[0] == 0
     assert conn.execute("SELECT typeof(trip_id) FROM bookings LIMIT 1").fetchone()[0] == "integer"
+
+
+def test_world_cache_key_carries_the_generator_version(tmp_path, monkeypatch):
+    from agentworld_gym import world as world_mod
+
+    monkeypatch.setenv("AGENTWORLD_CACHE", str(tmp_path))
+    monkeypatch.setattr(world_mod, "_TEMPLATES", {})
+    spec = get_theme("finance").spec
+    build_template(spec, 3)
+    (path,) = (tmp_path / "worlds").glob("finance-*")
+    assert path.name.endswith(f"-3-1-g{world_mod.GENERATOR_VERSION}.sqlite")
+    monkeypatch.setattr(world_mod, "GENERATOR_VERSION", world_mod.GENERATOR_VERSION + 1)
+    build_template(spec, 3)
+    assert len(list((tmp_path / "worlds").glob("finance-*"))) == 2, "a new generator never reuses an old world"
