@@ -239,3 +239,16 @@ def test_world_cache_key_carries_the_generator_version(tmp_path, monkeypatch):
     monkeypatch.setattr(world_mod, "GENERATOR_VERSION", world_mod.GENERATOR_VERSION + 1)
     build_template(spec, 3)
     assert len(list((tmp_path / "worlds").glob("finance-*"))) == 2, "a new generator never reuses an old world"
+
+
+def test_a_hash_tool_named_md5_hashes_with_md5():
+    prep = prepare(_server("Hash Kit", [("md5", "MD5 of a text.", {"input": {"type": "string"}}, ["input"]),
+                                        ("sha1", "SHA-1 of a text.", {"input": {"type": "string"}}, ["input"])]), "hash-kit")
+    t = {x["name"]: x for x in prep.templates}
+    blob = build_template(prep.spec)
+    res, _ = _call(prep, t["md5"], blob, input="abc")
+    assert res.data["hash"] == "900150983cd24fb0d6963f7d28e17f72"
+    res, _ = _call(prep, t["sha1"], blob, input="abc")
+    assert res.data["hash"] == "a9993e364706816aba3e25717850c26c9cd0d89d"
+    report = validate_tool(t["md5"], forge_tool(t["md5"], prep.spec), prep.spec, blob)
+    assert report.kept and report.missing == 0 and report.passed == report.tests

@@ -387,24 +387,26 @@ _NUM_A = ("a", "x", "num1", "number1", "first", "first_number", "n1", "left", "v
 _NUM_B = ("b", "y", "num2", "number2", "second", "second_number", "n2", "right", "value2", "operand2", "number_2", "num_2")
 
 
-def _arith(op: str, words: tuple[str, ...], a: float, b: float, want) -> Function:
+def _arith(op: str, words: tuple[str, ...], *cases: tuple[float, float, float]) -> Function:
     return Function(op, tuple((w,) for w in words), (Slot("a", _NUM_A, "number"), Slot("b", _NUM_B, "number")), arithmetic(op),
-                    (({"a": a, "b": b}, {"result": want}),))
+                    tuple(({"a": a, "b": b}, {"result": want}) for a, b, want in cases))
 
 
 FUNCTIONS: tuple[Function, ...] = (
     Function("run_code", (("run", "python"), ("execute", "python"), ("run", "code"), ("execute", "code"), ("python",), ("sandbox",)),
              (Slot("code", ("code", "python", "program", "python_code", "pycode", "snippet")),), run_code,
-             (({"code": "x = 6\nx * 7"}, {"result": 42}), ({"code": "print(2 ** 10)"}, {"output": "1024"}))),
+             (({"code": "x = 6\nx * 7"}, {"result": 42}), ({"code": "print(2 ** 10)"}, {"output": "1024"}),
+              ({"code": "a = 3\nb = a + 4\nprint(a, b)"}, {"output": "3 7"}))),
     Function("evaluate", (("calculate",), ("calculator",), ("evaluate",), ("eval",), ("math",), ("compute",), ("calc",), ("arithmetic",), ("expression",)),
              (Slot("expression", ("expression", "expr", "formula", "equation", "calculation", "math", "input", "query", "problem")),), evaluate,
-             (({"expression": "2 + 3 * 4"}, {"result": 14}), ({"expression": "sqrt(16) + (1 + 2) ** 3"}, {"result": 31}))),
-    _arith("add", ("add", "sum", "plus", "addition"), 6, 3, 9),
-    _arith("subtract", ("subtract", "minus", "subtraction", "difference"), 6, 3, 3),
-    _arith("multiply", ("multiply", "product", "times", "multiplication"), 6, 3, 18),
-    _arith("divide", ("divide", "division", "quotient"), 6, 3, 2),
-    _arith("power", ("power", "pow", "exponent"), 2, 10, 1024),
-    _arith("modulo", ("modulo", "mod", "remainder"), 7, 3, 1),
+             (({"expression": "2 + 3 * 4"}, {"result": 14}), ({"expression": "sqrt(16) + (1 + 2) ** 3"}, {"result": 31}),
+              ({"expression": "(10 - 4) / 4"}, {"result": 1.5}))),
+    _arith("add", ("add", "sum", "plus", "addition"), (6, 3, 9), (-2, 2.5, 0.5), (1000, 24, 1024)),
+    _arith("subtract", ("subtract", "minus", "subtraction", "difference"), (6, 3, 3), (3, 6, -3), (2.5, 0.5, 2)),
+    _arith("multiply", ("multiply", "product", "times", "multiplication"), (6, 3, 18), (-4, 2.5, -10), (0, 7, 0)),
+    _arith("divide", ("divide", "division", "quotient"), (6, 3, 2), (1, 4, 0.25), (-9, 3, -3)),
+    _arith("power", ("power", "pow", "exponent"), (2, 10, 1024), (9, 0.5, 3), (5, 0, 1)),
+    _arith("modulo", ("modulo", "mod", "remainder"), (7, 3, 1), (10, 5, 0), (9, 4, 1)),
     Function("convert_units", (("convert", "unit"), ("convert", "units"), ("unit", "conversion"), ("convert", "temperature"), ("convert", "length"),
                                ("convert", "weight"), ("convert", "distance"), ("unit", "converter")),
              (Slot("value", ("value", "amount", "quantity", "number", "input", "val"), "number"),
@@ -416,21 +418,31 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("hash_text", (("hash",), ("md5",), ("sha256",), ("sha1",), ("checksum",), ("digest",)),
              (Slot("text", _TEXT), Slot("algorithm", ("algorithm", "algo", "hash_type", "type", "method"), optional=True)), hash_text,
              (({"text": "abc", "algorithm": "md5"}, {"hash": "900150983cd24fb0d6963f7d28e17f72"}),
-              ({"text": "abc", "algorithm": "sha256"}, {"hash": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}))),
+              ({"text": "abc", "algorithm": "sha256"}, {"hash": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}),
+              ({"text": "abc", "algorithm": "sha1"}, {"hash": "a9993e364706816aba3e25717850c26c9cd0d89d"}),
+              ({"text": "hello", "algorithm": "md5"}, {"hash": "5d41402abc4b2a76b9719d911017c592"}),
+              ({"text": "", "algorithm": "md5"}, {"hash": "d41d8cd98f00b204e9800998ecf8427e"}),
+              ({"text": "", "algorithm": "sha1"}, {"hash": "da39a3ee5e6b4b0d3255bfef95601890afd80709"}),
+              ({"text": "hello", "algorithm": "sha1"}, {"hash": "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"}),
+              ({"text": "", "algorithm": "sha256"}, {"hash": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}),
+              ({"text": "hello", "algorithm": "sha256"}, {"hash": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}))),
     Function("base64_decode", (("base64", "decode"), ("decode", "base64"), ("b64", "decode")), (Slot("text", _TEXT + ("encoded", "base64")),), base64_decode,
-             (({"text": "aGVsbG8="}, {"result": "hello"}),)),
-    Function("base64_encode", (("base64",), ("b64",)), (Slot("text", _TEXT),), base64_encode, (({"text": "hello"}, {"result": "aGVsbG8="}),)),
+             (({"text": "aGVsbG8="}, {"result": "hello"}), ({"text": "YQ=="}, {"result": "a"}), ({"text": "YWJj"}, {"result": "abc"}))),
+    Function("base64_encode", (("base64",), ("b64",)), (Slot("text", _TEXT),), base64_encode,
+             (({"text": "hello"}, {"result": "aGVsbG8="}), ({"text": "a"}, {"result": "YQ=="}), ({"text": "abc"}, {"result": "YWJj"}))),
     Function("url_decode", (("url", "decode"), ("decode", "url"), ("unquote",)), (Slot("text", _TEXT + ("url", "encoded")),), url_decode,
-             (({"text": "a%20b%26c"}, {"result": "a b&c"}),)),
+             (({"text": "a%20b%26c"}, {"result": "a b&c"}), ({"text": "%2F"}, {"result": "/"}), ({"text": "x"}, {"result": "x"}))),
     Function("url_encode", (("url", "encode"), ("encode", "url"), ("urlencode",)), (Slot("text", _TEXT + ("url",)),), url_encode,
-             (({"text": "a b&c"}, {"result": "a%20b%26c"}),)),
+             (({"text": "a b&c"}, {"result": "a%20b%26c"}), ({"text": "/"}, {"result": "%2F"}), ({"text": "x"}, {"result": "x"}))),
     Function("text_stats", (("word", "count"), ("count", "words"), ("text", "stats"), ("text", "statistics"), ("character", "count"),
                             ("count", "characters"), ("analyze", "text"), ("word", "counter")),
-             (Slot("text", _TEXT),), text_stats, (({"text": "the quick brown fox"}, {"words": 4, "characters": 19}),)),
+             (Slot("text", _TEXT),), text_stats, (({"text": "the quick brown fox"}, {"words": 4, "characters": 19}),
+                                                  ({"text": "One. Two three!"}, {"words": 3, "sentences": 2}), ({"text": "a\nb c"}, {"lines": 2, "words": 3}))),
     Function("change_case", (("uppercase",), ("lowercase",), ("case",), ("upper",), ("lower",)),
              (Slot("text", _TEXT), Slot("case", ("case", "mode", "style", "type", "format"), optional=True)), change_case,
              (({"text": "Hello World", "case": "upper"}, {"result": "HELLO WORLD"}),)),
-    Function("reverse_text", (("reverse", "text"), ("reverse", "string")), (Slot("text", _TEXT),), reverse_text, (({"text": "abc"}, {"result": "cba"}),)),
+    Function("reverse_text", (("reverse", "text"), ("reverse", "string")), (Slot("text", _TEXT),), reverse_text,
+             (({"text": "abc"}, {"result": "cba"}), ({"text": "a b"}, {"result": "b a"}), ({"text": "racecar"}, {"result": "racecar"}))),
     Function("regex_replace", (("regex", "replace"), ("replace", "pattern"), ("regex", "sub")),
              (Slot("pattern", ("pattern", "regex", "regexp", "expression")), Slot("text", _TEXT),
               Slot("replacement", ("replacement", "replace", "repl", "with", "new", "replace_with"))), regex_replace,
@@ -450,7 +462,9 @@ FUNCTIONS: tuple[Function, ...] = (
              (Slot("time", ("time", "datetime", "date_time", "timestamp", "source_time", "input_time")),
               Slot("from_zone", ("from_timezone", "source_timezone", "from_tz", "from_zone", "source_zone", "from", "timezone_from")),
               Slot("to_zone", ("to_timezone", "target_timezone", "to_tz", "to_zone", "target_zone", "to", "timezone_to"))), convert_timezone,
-             (({"time": "2025-06-01T12:00:00", "from_zone": "UTC", "to_zone": "Asia/Tokyo"}, {"time": "2025-06-01T21:00"}),)),
+             (({"time": "2025-06-01T12:00:00", "from_zone": "UTC", "to_zone": "Asia/Tokyo"}, {"time": "2025-06-01T21:00"}),
+              ({"time": "2025-01-15T09:30:00", "from_zone": "Europe/London", "to_zone": "America/New_York"}, {"time": "2025-01-15T04:30"}),
+              ({"time": "2025-07-15T09:30:00", "from_zone": "Europe/London", "to_zone": "America/New_York"}, {"time": "2025-07-15T04:30"}))),
     Function("days_between", (("days", "between"), ("date", "difference"), ("date", "diff"), ("days", "until"), ("duration",)),
              (Slot("start", ("start", "start_date", "from", "from_date", "date1", "first_date", "begin")),
               Slot("end", ("end", "end_date", "to", "to_date", "date2", "second_date", "until"))), days_between,
@@ -459,7 +473,8 @@ FUNCTIONS: tuple[Function, ...] = (
              (Slot("start", ("date", "start", "start_date", "from", "base_date")), Slot("days", ("days", "n", "amount", "offset", "count"), "number")), add_days,
              (({"start": "2024-02-27", "days": 3}, {"result": "2024-03-01"}),)),
     Function("day_of_week", (("day", "week"), ("weekday",)), (Slot("day", ("date", "day", "datetime")),), day_of_week,
-             (({"day": "2025-06-01"}, {"weekday": "Sunday"}),)),
+             (({"day": "2025-06-01"}, {"weekday": "Sunday"}), ({"day": "2024-02-29"}, {"weekday": "Thursday"}),
+              ({"day": "2000-01-01"}, {"weekday": "Saturday"}))),
 )
 BY_NAME = {f.name: f for f in FUNCTIONS}
 ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "modulo"}
@@ -512,10 +527,18 @@ def match_function(tool_name: str, props: dict, required: set[str], types: dict[
     return None
 
 
-def call(function: str, mapping: dict[str, str], kw: dict) -> dict:
-    """Run `function` on the tool's arguments (renamed to slots)."""
+def fixed_inputs(function: str, tool_name: str, mapping: dict[str, str]) -> dict:
+    """Inputs a tool's name fixes when it has no parameter for them (`md5(text)` hashes with md5)."""
+    if function == "hash_text" and "algorithm" not in mapping.values():
+        named = [w for w in _words(tool_name) if w in ("md5", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "blake2s")]
+        return {"algorithm": named[0] if named else "sha256"}
+    return {}
+
+
+def call(function: str, mapping: dict[str, str], kw: dict, fixed: dict | None = None) -> dict:
+    """Run `function` on the tool's arguments (renamed to slots) and the inputs its name fixes."""
     f = BY_NAME[function]
-    args = {mapping[k]: v for k, v in kw.items() if k in mapping and v is not None}
+    args = {**(fixed or {}), **{mapping[k]: v for k, v in kw.items() if k in mapping and v is not None}}
     missing = [s.name for s in f.slots if not s.optional and s.name not in args]
     if missing:
         name = next((p for p, s in mapping.items() if s == missing[0]), missing[0])

@@ -68,10 +68,11 @@ def _whole(v, name: str, lo: int) -> int:
 def make_fn(t: dict, spec: ThemeSpec):
     """The Python implementation of template `t` over `spec`'s tables."""
     if t["kind"] == "compute":
-        from .compute import call
+        from .compute import call, fixed_inputs
 
         mapping = {p["name"]: p["slot"] for p in t["params"]}
-        return lambda db, **kw: call(t["function"], mapping, kw)
+        fixed = fixed_inputs(t["function"], t["name"], mapping)
+        return lambda db, **kw: call(t["function"], mapping, kw, fixed)
     kind, table = t["kind"], t["table"]
     pks = spec.primary_keys
     pk = pks[table]

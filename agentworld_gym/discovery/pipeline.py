@@ -29,7 +29,6 @@ from .mapping import map_to_taxonomy
 from .sources import BadInput, Source
 from .validate import ToolReport, validate_tool
 
-
 COMPANION_BELOW = 4  # real servers with fewer forged tools than this get companion tools
 
 

@@ -36,6 +36,7 @@ class ToolReport:
     tests: int = 0
     passed: int = 0
     valid_passed: int = 0
+    missing: int = 0  # valid calls the generator could not construct (counted as failed tests)
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -138,9 +139,11 @@ def _compute_cases(t: dict) -> list[_Case]:
 
     f = compute.BY_NAME[t["function"]]
     by_slot = {p["slot"]: p["name"] for p in t["params"]}
+    fixed = compute.fixed_inputs(t["function"], t["name"], {p["name"]: p["slot"] for p in t["params"]})
     out = []
     for inputs, expected in f.cases:
-        if any(slot not in by_slot for slot in inputs if not next(s for s in f.slots if s.name == slot).optional):
+        # a case fits when the tool takes each of its inputs, or its name fixes that input to the case's value
+        if any(slot not in by_slot and fixed.get(slot) != v for slot, v in inputs.items()):
             continue
         args = {by_slot[slot]: v for slot, v in inputs.items() if slot in by_slot}
         enums = {p["name"]: p["schema"]["enum"] for p in t["params"] if "enum" in p["schema"]}
@@ -430,6 +433,7 @@ def validate_tool(t: dict, tool: Tool, spec: ThemeSpec, blob: bytes, seed: int =
         n = max(len(invalid), 1)
         cases = valid[:n] + invalid[:n] + rule_cases
         report.tests = 2 * n + len(rule_cases)  # missing valid cases count as failures
+        report.missing = n - len(valid[:n])
         mismatch = name_mismatch(t)
         if mismatch:
             report.tests += 1

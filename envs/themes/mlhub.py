@@ -106,8 +106,9 @@ def seed_violations(conn) -> list[str]:
                                 (t[0],)).fetchone()[0]
         if t[2] + reserved > t[1] + 1e-9:
             out.append(f"team {t[0]} is over its GPU quota ({t[2]} used + {reserved} reserved > {t[1]})")
+    marks = ",".join("?" * len(FREE_INSTANCES))
     for r in conn.execute("SELECT e.endpoint_id FROM endpoints e JOIN models m ON m.model_id = e.model_id JOIN teams t ON t.team_id = m.team_id "
-                          "WHERE t.plan = 'free' AND e.instance NOT IN (%s)" % ",".join("?" * len(FREE_INSTANCES)), FREE_INSTANCES):
+                          f"WHERE t.plan = 'free' AND e.instance NOT IN ({marks})", FREE_INSTANCES):
         out.append(f"endpoint {r[0]} of a free team runs on a paid instance")
     for r in conn.execute("SELECT model_id, COUNT(*) FROM endpoints WHERE status = 'running' GROUP BY model_id HAVING COUNT(*) > ?", (MAX_RUNNING_ENDPOINTS,)):
         out.append(f"model {r[0]} has {r[1]} running endpoints")
