@@ -44,6 +44,8 @@ class Args:
     seed: int = 0
     level_seeds: str = "0,1"
     """synthesis seeds tried per difficulty level"""
+    measure: int = 1
+    """0: only summarise what the journal holds (a partial run reports its n)"""
 
 
 def name_class(name: str) -> str:
@@ -218,7 +220,7 @@ def main() -> None:
                 continue  # a torn last line is redone
     t0 = time.perf_counter()
     with journal.open("a", encoding="utf-8") as log:
-        for tid in tqdm([i for i in ids if i not in done], desc="pool quality", unit="theme"):
+        for tid in tqdm([i for i in ids if i not in done] if args.measure else [], desc="pool quality", unit="theme"):
             try:
                 rec = measure(tid, seeds)
             except Exception as exc:  # noqa: BLE001  a theme that fails to build is a result
