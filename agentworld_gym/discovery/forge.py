@@ -138,16 +138,27 @@ def make_fn(t: dict, spec: ThemeSpec):
     nonneg = set(t.get("nonneg", ()))
     children = [tuple(x) for x in t.get("children", ())]
 
+    scopes = by_role.get("fk", []) if kind in ("delete", "cancel") else []
+
     def targets(db: Db, kw: dict) -> list:
-        """The primary keys a write acts on: the given id, or every row holding the locator value."""
+        """The primary keys a write acts on: the given id, or every row holding the locator value;
+        a parent id given beside it (a message's channel) must exist and own those rows."""
         if loc is None:
             k = need(kw, key)
             _require_row(db, table, pk, k, noun)
-            return [k]
-        v = need(kw, loc)
-        keys = [r[pk] for r in db.all(f'SELECT "{pk}" FROM "{table}" WHERE "{loc["column"]}" = ? ORDER BY "{pk}"', (v,))]
-        if not keys:
-            raise ToolError(f"No {noun} with {humanize(loc['name'])} {v!r}.")
+            keys = [k]
+        else:
+            v = need(kw, loc)
+            keys = [r[pk] for r in db.all(f'SELECT "{pk}" FROM "{table}" WHERE "{loc["column"]}" = ? ORDER BY "{pk}"', (v,))]
+            if not keys:
+                raise ToolError(f"No {noun} with {humanize(loc['name'])} {v!r}.")
+        for p in scopes:
+            if kw.get(p["name"]) is not None:
+                parent = _noun(p["table"])
+                _require_row(db, p["table"], pks[p["table"]], kw[p["name"]], parent)
+                for k in keys:
+                    if db.value(f'SELECT "{p["column"]}" FROM "{table}" WHERE "{pk}" = ?', (k,)) != kw[p["name"]]:
+                        raise ToolError(f"{noun.capitalize()} {k!r} does not belong to {parent} {kw[p['name']]!r}.")
         return keys
 
     def check_open(db: Db, k) -> None:

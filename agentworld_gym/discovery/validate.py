@@ -146,6 +146,9 @@ def _compute_cases(t: dict) -> list[_Case]:
         if any(slot not in by_slot and fixed.get(slot) != v for slot, v in inputs.items()):
             continue
         args = {by_slot[slot]: v for slot, v in inputs.items() if slot in by_slot}
+        types = {p["name"]: p["schema"].get("type") for p in t["params"]}
+        if any(types.get(k) == "integer" and not (isinstance(v, int) or isinstance(v, float) and v.is_integer()) for k, v in args.items()):
+            continue  # a case the tool's own schema cannot take (2.5 for an integer)
         enums = {p["name"]: p["schema"]["enum"] for p in t["params"] if "enum" in p["schema"]}
         for name, options in enums.items():  # a tool that takes 'C'/'F' gets the case in its own spelling
             spelled = next((o for o in options if name in args and compute.same_value(o, args[name])), None)
@@ -176,6 +179,10 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
 
     def target_args() -> list | None:
         """Name a record by its key, or by its locator value; the keys that value selects."""
+        if kind in ("delete", "cancel"):  # a parent id beside the key names the row's own parent
+            for p in roles.get("fk", []):
+                if row.get(p["column"]) is not None:
+                    args[p["name"]] = row[p["column"]]
         if loc is None:
             args[roles["key"][0]["name"]] = row[pk]
             return [row[pk]]
