@@ -37,8 +37,8 @@ IGNORED_MARK = "does not change the result"
 class Args:
     limit: int | None = None
     """measure at most this many themes (a seeded sample); None = all"""
-    journal: str = str(HERE / "results" / "pool_quality.jsonl")
-    """per-theme results (resume)"""
+    journal: str = ""
+    """per-theme results (resume); default: pool_quality.jsonl in the world cache (3 MB, not committed)"""
     out: str = str(HERE / "results" / "pool_quality")
     """results prefix (.json and .md)"""
     seed: int = 0
@@ -208,7 +208,9 @@ def main() -> None:
     if args.limit:
         ids = sorted(rng.sample(ids, min(args.limit, len(ids))))
     seeds = tuple(int(s) for s in args.level_seeds.split(","))
-    journal = Path(args.journal)
+    from agentworld_gym.world import cache_dir
+
+    journal = Path(args.journal) if args.journal else cache_dir() / "pool_quality.jsonl"
     journal.parent.mkdir(parents=True, exist_ok=True)
     done: dict[str, dict] = {}
     if journal.exists():
