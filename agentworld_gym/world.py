@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cached_property
@@ -139,20 +140,152 @@ def _tuplify(x):
 # Building
 
 
+# Bump when value generation changes without a spec change: it is part of every world cache key,
+# so nobody keeps a world built by older generators.
+GENERATOR_VERSION = 2
+
+
+def world_seed(spec: ThemeSpec, db_seed: int) -> int:
+    """The generators' seed: flagships keep `db_seed` (their tasks and tests are written against those
+    worlds); every other theme mixes in its id, so no two pool worlds open with the same rows."""
+    if spec.source == "flagship":
+        return db_seed
+    return zlib.crc32(f"{spec.id}|{db_seed}".encode())
+
+
 def _generate_rows(spec: ThemeSpec, db_seed: int, scale: float) -> dict[str, list[dict]]:
     from faker import Faker
 
+    seed = world_seed(spec, db_seed)
     fake = Faker("en_US")
-    fake.seed_instance(db_seed)
-    rng = np.random.default_rng(db_seed)
+    fake.seed_instance(seed)
+    rng = np.random.default_rng(seed)
     keys: dict[str, list] = {}
     out: dict[str, list[dict]] = {}
     for table in spec.tables:
         n = max(1, int(round(table.rows * scale)))
-        columns = {c.name: _column_values(c, n, fake, rng, keys, spec) for c in table.columns}
+        columns = {}
+        for c in table.columns:
+            named = _domain_name_values(c, table, n, fake, rng) if spec.source != "flagship" else None
+            columns[c.name] = named if named is not None else _column_values(c, n, fake, rng, keys, spec)
         out[table.name] = [{name: values[i] for name, values in columns.items()} for i in range(n)]
+        _order_dates(table, out[table.name])
         keys[table.name] = columns[table.pk]
+    repair = spec.extra.get("seed_repair") if isinstance(spec.extra, dict) else None
+    if repair:  # a theme whose rules the independent column draws would break fixes its rows here
+        import importlib
+
+        module, _, fn = repair.partition(":")
+        getattr(importlib.import_module(module), fn)(out, np.random.default_rng(seed + 1))
     return out
+
+
+# ---------------------------------------------------------------------------- domain-aware values
+
+_START_WORDS = ("start", "begin", "from", "created", "opened", "issued", "check_in", "checkin", "departure", "depart", "born", "started",
+                "valid_from", "signed", "enrolled", "joined", "since", "first")
+_END_WORDS = ("end", "finish", "to", "updated", "closed", "expires", "expiry", "expiration", "due", "check_out", "checkout", "arrival",
+              "arrive", "died", "modified", "ended", "valid_to", "until", "resolved", "completed", "last", "renewal", "deadline")
+
+
+def _is_date_column(c: Column) -> bool:
+    return c.gen == "date"
+
+
+def _date_role(name: str) -> str | None:
+    low = name.lower()
+    words = set(low.replace("-", "_").split("_"))
+    if low in _END_WORDS or words & set(_END_WORDS) or low.endswith(("_to", "_until")):
+        return "end"
+    if low in _START_WORDS or words & set(_START_WORDS) or low.endswith(("_from", "_since")):
+        return "start"
+    return None
+
+
+def date_pairs(table: Table) -> list[tuple[str, str]]:
+    """(start column, end column) pairs of a table whose dates must be ordered (start <= end)."""
+    dates = [c.name for c in table.columns if _is_date_column(c)]
+    starts = [d for d in dates if _date_role(d) == "start"]
+    ends = [d for d in dates if _date_role(d) == "end"]
+    return [(a, b) for a in starts for b in ends]
+
+
+def _order_dates(table: Table, rows: list[dict]) -> None:
+    """Swap each row's start and end dates into order (independent draws end before they start half the time)."""
+    for a, b in date_pairs(table):
+        for r in rows:
+            if r[a] is not None and r[b] is not None and r[b] < r[a]:
+                r[a], r[b] = r[b], r[a]
+
+
+_PEOPLE = {"user", "customer", "patient", "author", "employee", "member", "student", "contact", "person", "people", "player", "artist",
+           "owner", "researcher", "teacher", "doctor", "agent", "driver", "guest", "attendee", "speaker", "candidate", "client", "subscriber",
+           "follower", "reviewer", "instructor", "volunteer", "donor", "tenant", "staff", "physician", "athlete", "creator", "influencer",
+           "musician", "host", "traveler", "traveller", "passenger", "buyer", "seller", "applicant", "recipient", "assignee", "coach"}
+_ORGS = {"company", "organization", "organisation", "vendor", "supplier", "brand", "store", "shop", "restaurant", "hotel", "airline",
+         "bank", "exchange", "agency", "publisher", "institution", "university", "school", "merchant", "partner", "carrier", "lender",
+         "insurer", "broker", "manufacturer", "retailer", "sponsor", "charity", "employer", "firm", "startup", "provider", "lab"}
+_PLACES = {"city", "location", "venue", "station", "airport", "site", "warehouse", "branch", "office", "facility", "clinic", "hospital",
+           "park", "destination", "property", "building", "campus", "port", "stadium", "farm", "field", "plant", "store_location"}
+_FILES = {"file", "document", "attachment", "image", "photo", "upload", "asset", "screenshot", "recording", "backup", "export", "report_file"}
+_SYSTEMS = {"repo", "repository", "project", "package", "library", "model", "dataset", "service", "app", "application", "bot", "pipeline",
+            "workflow", "endpoint", "api", "channel", "server", "database", "index", "bucket", "cluster", "container", "function", "job",
+            "deployment", "environment", "namespace", "queue", "topic", "branch_name", "plugin", "extension", "module", "component", "instance"}
+_WORKS = {"song": ("Midnight", "Golden", "Electric", "Paper", "Silent", "Summer", "Neon", "Broken", "Wild", "Blue"),
+          "track": ("Midnight", "Golden", "Electric", "Paper", "Silent", "Summer", "Neon", "Broken", "Wild", "Blue")}
+_SUBJECTS = ("Statistics", "Organic Chemistry", "Machine Learning", "World History", "Microeconomics", "Linear Algebra", "Creative Writing",
+             "Marine Biology", "Data Structures", "Public Speaking", "Spanish", "Photography", "Accounting", "Astronomy", "Ethics")
+_WORK_NOUNS = ("Light", "River", "Road", "Garden", "City", "Dream", "Fire", "Heart", "Sky", "Shadow", "Echo", "Harbor", "Storm", "Night")
+_WORK_ADJS = ("Midnight", "Golden", "Electric", "Silent", "Summer", "Neon", "Broken", "Wild", "Hidden", "Last", "Distant", "Quiet")
+_TASK_VERBS = ("Fix", "Update", "Review", "Draft", "Migrate", "Test", "Document", "Refactor", "Schedule", "Prepare", "Audit", "Plan")
+_TASK_OBJECTS = ("login timeout", "billing export", "onboarding guide", "search ranking", "release notes", "quarterly budget",
+                 "API rate limits", "mobile layout", "data backup", "customer survey", "security review", "payment retries")
+_PRODUCT_ADJS = ("Stainless", "Wireless", "Organic", "Compact", "Ergonomic", "Waterproof", "Bamboo", "Smart", "Vintage", "Portable")
+_PRODUCT_NOUNS = ("Water Bottle", "Headphones", "Desk Lamp", "Backpack", "Coffee Grinder", "Yoga Mat", "Keyboard", "Blender",
+                  "Running Shoes", "Notebook", "Sunglasses", "Tent", "Phone Case", "Chair")
+_RESEARCH = ("Graph Neural Networks", "Protein Folding", "Climate Models", "Sparse Attention", "Causal Inference", "Battery Chemistry",
+             "Gene Expression", "Reinforcement Learning", "Urban Mobility", "Dark Matter", "Soil Microbiomes", "Speech Recognition")
+_RESEARCH_HEADS = ("A Study of", "Scaling", "Rethinking", "Efficient", "Robust", "Towards Better", "On the Limits of", "Learning")
+_EVENTS = ("Quarterly Review", "Product Launch", "Team Offsite", "Design Sprint", "Hackathon", "Town Hall", "Training Day", "Webinar",
+           "Board Meeting", "Kickoff", "Workshop", "Conference")
+_FOODS = ("Lemon Chicken", "Mushroom Risotto", "Lentil Soup", "Banana Bread", "Pad Thai", "Caesar Salad", "Beef Stew", "Veggie Tacos",
+          "Apple Pie", "Miso Ramen", "Pesto Pasta", "Greek Salad")
+
+
+def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Generator) -> list | None:
+    """Names and titles that fit what the table holds (people, companies, places, files, systems,
+    works, tasks, products, papers, events, recipes) instead of generic business phrases; None
+    when the column is not a name/title drawn from a generic provider."""
+    if c.gen != "faker" or c.arg not in ("catch_phrase", "bs") or c.name.lower() not in ("name", "title", "display_name", "full_name", "label"):
+        return None
+    noun = table.name.lower()
+    noun = noun[:-3] + "y" if noun.endswith("ies") else noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+    pick = lambda xs: xs[int(rng.integers(len(xs)))]  # noqa: E731
+    if noun in _PEOPLE:
+        return [fake.name() for _ in range(n)]
+    if noun in _ORGS:
+        return [fake.company() for _ in range(n)]
+    if noun in _PLACES:
+        return [f"{fake.city()} {noun.replace('_', ' ').title()}" for _ in range(n)]
+    if noun in _FILES:
+        return [fake.file_name() for _ in range(n)]
+    if noun in _SYSTEMS:
+        return [f"{fake.word()}-{fake.word()}" for _ in range(n)]
+    if noun in ("course", "lesson", "class", "module_course", "lecture", "quiz", "exam"):
+        return [f"{pick(('Intro to', 'Advanced', 'Applied', 'Foundations of'))} {pick(_SUBJECTS)}" for _ in range(n)]
+    if noun in ("paper", "publication", "article", "preprint", "study", "thesis"):
+        return [f"{pick(_RESEARCH_HEADS)} {pick(_RESEARCH)}" for _ in range(n)]
+    if noun in ("song", "track", "album", "book", "movie", "film", "episode", "podcast", "show", "playlist", "video", "game", "novel", "story", "poem", "post"):
+        return [f"{pick(_WORK_ADJS)} {pick(_WORK_NOUNS)}" for _ in range(n)]
+    if noun in ("task", "issue", "ticket", "todo", "bug", "story_point", "request", "incident", "goal", "milestone", "note", "reminder"):
+        return [f"{pick(_TASK_VERBS)} {pick(_TASK_OBJECTS)}" for _ in range(n)]
+    if noun in ("product", "item", "listing", "sku", "variant", "gift", "deal", "offer"):
+        return [f"{pick(_PRODUCT_ADJS)} {pick(_PRODUCT_NOUNS)}" for _ in range(n)]
+    if noun in ("event", "meeting", "session", "webinar", "campaign", "conference", "appointment", "booking"):
+        return [f"{fake.city()} {pick(_EVENTS)}" for _ in range(n)]
+    if noun in ("recipe", "dish", "meal", "menu_item"):
+        return [pick(_FOODS) for _ in range(n)]
+    return [fake.sentence(nb_words=3).rstrip(".") for _ in range(n)]
 
 
 def _column_values(c: Column, n: int, fake, rng: np.random.Generator, keys: dict, spec: ThemeSpec) -> list:
@@ -215,12 +348,20 @@ def _sqlite_utils():
     return sqlite_utils
 
 
+def column_type(c: Column, spec: ThemeSpec) -> str:
+    """A column's storage type; a foreign key takes its parent key's type (an integer key is
+    referred to by integers, never by the text "1007")."""
+    if c.gen == "fk" and spec.source != "flagship":
+        return spec.table(c.arg).columns[0].type
+    return c.type
+
+
 def _create_schema(conn: sqlite3.Connection, spec: ThemeSpec) -> None:
     sqlite_utils = _sqlite_utils()
 
     db = sqlite_utils.Database(conn)
     for t in spec.tables:
-        cols = {c.name: _SQL_TYPES[c.type] for c in t.columns}
+        cols = {c.name: _SQL_TYPES[column_type(c, spec)] for c in t.columns}
         fks = [(c.name, c.arg, spec.table(c.arg).pk) for c in t.columns if c.gen == "fk"]
         db[t.name].create({k: {"TEXT": str, "INTEGER": int, "REAL": float}[v] for k, v in cols.items()}, pk=t.pk, foreign_keys=fks)
 
@@ -254,11 +395,11 @@ def build_template(spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0) -> byt
     Disk writes go to a temp file and are renamed into place, so an interrupted build never leaves a
     half-written cache entry; an unreadable entry is rebuilt.
     """
-    key = (spec.fingerprint, db_seed, scale)
+    key = (spec.fingerprint, db_seed, scale, GENERATOR_VERSION)
     blob = _TEMPLATES.get(key)
     if blob is not None:
         return blob
-    path = cache_dir() / "worlds" / f"{spec.id}-{spec.fingerprint}-{db_seed}-{scale:g}.sqlite"
+    path = cache_dir() / "worlds" / f"{spec.id}-{spec.fingerprint}-{db_seed}-{scale:g}-g{GENERATOR_VERSION}.sqlite"
     try:
         blob = path.read_bytes()
         if not blob.startswith(_MAGIC):

@@ -40,7 +40,7 @@ def test_corrupt_disk_cache_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setattr(world_mod, "_TEMPLATES", {})
     spec = get_theme("finance").spec
     good = build_template(spec, 9)
-    (path,) = (cache_dir() / "worlds").glob("finance-*-9-1.sqlite")
+    (path,) = (cache_dir() / "worlds").glob("finance-*-9-1-g*.sqlite")
     path.write_bytes(b"garbage, half a file")
     monkeypatch.setattr(world_mod, "_TEMPLATES", {})
     assert build_template(spec, 9) == good

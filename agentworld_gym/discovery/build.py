@@ -41,13 +41,19 @@ def complexify(draft: ThemeDraft, rounds: int, seed: int = 0) -> ThemeDraft:
 def finish_templates(templates: list[dict], spec: ThemeSpec) -> list[dict]:
     """Choose search and summary columns once the tables are final."""
     for t in templates:
+        if t["kind"] == "compute":
+            continue
         tab = spec.table(t["table"])
         cols = {c.name: c for c in tab.columns}
-        for p in t["params"]:  # a relation dropped to break a cycle leaves its parameter without effect
+        live = []
+        for p in t["params"]:  # a relation dropped to break a cycle leaves its parameter without effect: drop it
             dead_fk = p["role"] == "fk" and (p.get("column") not in cols or cols[p["column"]].gen != "fk")
-            dead_column = p["role"] in ("filter", "value") and p.get("column") not in cols
+            dead_column = p["role"] in ("filter", "value", "locator") and p.get("column") not in cols
             if dead_fk or dead_column:
-                p["role"] = "ignore"
+                t.setdefault("dropped", []).append([p["name"], "its relation was cut to break a cycle"])
+            else:
+                live.append(p)
+        t["params"] = live
         if t["kind"] == "search" and not t.get("columns"):
             texts = [c.name for c in tab.columns[1:] if c.gen == "faker" and (c.arg if isinstance(c.arg, str) else c.arg[0]) in TEXT_PROVIDERS]
             t["columns"] = texts[:2] or [tab.pk]
@@ -56,6 +62,83 @@ def finish_templates(templates: list[dict], spec: ThemeSpec) -> list[dict]:
             nums = [c.name for c in tab.columns[1:] if c.type in ("int", "float") and c.gen not in ("fk", "id")]
             t["column"] = nums[0] if nums else None
     return templates
+
+
+TERMINAL = ("cancelled", "canceled", "closed", "archived", "retired", "revoked", "expired", "rejected", "completed", "done", "resolved", "deleted",
+            "deprecated", "withdrawn", "retracted", "dismissed", "delivered", "refunded", "settled", "finished", "merged", "terminated", "void")
+TEXT_CAP = 200  # characters a written text field may hold
+
+
+def upper_limit(col) -> int | float:
+    """The largest value a write may store in a numeric column: ten times the generator's top, rounded up."""
+    import math
+
+    top = col.arg[1] * 10
+    return int(10 ** math.ceil(math.log10(top))) if top > 0 else 0
+
+
+def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
+    """Business rules that the theme's write tools enforce, derived from its schema, stated in the
+    returned spec's `rules` (shown in the system prompt) and marked on each template that enforces them:
+
+    - state: a record whose status is terminal (cancelled, closed, ...) can no longer be changed;
+    - integrity: a record other records still refer to cannot be deleted;
+    - limits: numeric columns stay between 0 and a ceiling, text fields are non-empty and short;
+    - references: a write that names a related record needs that record to exist.
+    """
+    import dataclasses
+
+    from ..theme import humanize
+
+    rules: dict[str, str] = {}
+    limited: dict[str, set] = {}
+    capped: dict[str, set] = {}
+    for t in templates:
+        if t["kind"] not in ("update", "cancel", "delete", "create", "transfer"):
+            continue
+        tab = spec.table(t["table"])
+        noun, cols = humanize(singular(tab.name)), {c.name: c for c in tab.columns}
+        marks = []
+        status = next((c for c in tab.columns if c.name in ("status", "state") and c.gen == "choice"), None)
+        ends = tuple(v for v in (status.arg if status else ()) if isinstance(v, str) and v in TERMINAL)
+        if t["kind"] in ("update", "cancel") and ends:
+            t["terminal"] = [status.name, list(ends)]
+            marks.append("terminal")
+            rules[f"terminal:{tab.name}"] = f"A {noun} that is {' or '.join(ends)} can no longer be changed."
+        if t["kind"] == "cancel" and t.get("value") not in ends:
+            rules[f"terminal:{tab.name}:{t['value']}"] = f"A {noun} that is already {t['value']} cannot be set to {t['value']} again."
+        if t["kind"] == "delete":
+            kids = [[other.name, c.name] for other in spec.tables for c in other.columns if c.gen == "fk" and c.arg == tab.name]
+            if kids:
+                t["children"] = kids
+                marks.append("children")
+                rules[f"children:{tab.name}"] = (f"A {noun} that still has {' or '.join(sorted({humanize(k[0]) for k in kids}))} "
+                                                 "cannot be deleted; remove those first.")
+        written = [p["column"] for p in t["params"] if p["role"] in ("value", "filter") and p.get("column") in cols]
+        nonneg = [c for c in written if cols[c].gen in ("int", "float") and isinstance(cols[c].arg, tuple) and cols[c].arg[0] >= 0]
+        if t["kind"] in ("create", "update") and nonneg:
+            t["nonneg"] = nonneg
+            t["upper"] = {c: upper_limit(cols[c]) for c in nonneg}
+            marks.append("nonneg")
+            limited.setdefault(tab.name, set()).update(nonneg)
+            cs = sorted(limited[tab.name])
+            rules[f"nonneg:{tab.name}"] = "; ".join(f"The {humanize(c)} of a {noun} must be between 0 and {upper_limit(cols[c]):,}" for c in cs) + "."
+        texts = [c for c in written if cols[c].type == "text" and cols[c].gen not in ("choice", "id", "fk")]
+        if t["kind"] in ("create", "update") and texts:
+            t["textcap"] = texts
+            marks.append("textcap")
+            capped.setdefault(tab.name, set()).update(texts)
+            cs = sorted(capped[tab.name])
+            rules[f"textcap:{tab.name}"] = f"The {' and '.join(humanize(c) for c in cs)} of a {noun} must be non-empty and at most {TEXT_CAP} characters."
+        if any(p["role"] == "fk" for p in t["params"]) and t["kind"] in ("create", "update"):
+            marks.append("references")
+            for p in t["params"]:
+                if p["role"] == "fk":
+                    rules[f"ref:{tab.name}:{p['table']}"] = f"A {noun} can only refer to an existing {humanize(singular(p['table']))}."
+        if marks:
+            t["rules"] = marks
+    ordered = sorted(rules.items(), key=lambda kv: ("terminal", "children", "nonneg", "textcap", "ref").index(kv[0].split(":")[0]))
+    return dataclasses.replace(spec, rules=tuple(dict.fromkeys([*spec.rules, *(text for _, text in ordered)])))
 
 
 def build_world(spec: ThemeSpec, db_seed: int = 0) -> bytes:
@@ -78,6 +161,8 @@ def bind_examples(templates: list[dict], spec: ThemeSpec, blob: bytes) -> list[d
         entity = set(spec.primary_keys.values()) | {c.name for t in spec.tables for c in t.columns if c.gen == "fk"}
         columns = {c.name for t in spec.tables for c in t.columns}
         for t in templates:
+            if t["kind"] == "compute":
+                continue  # its examples are the function's known inputs
             ex = {}
             for p in t["params"]:
                 if not p.get("required") or p["name"] in entity and p["role"] in ("key", "fk", "from", "to"):
@@ -90,8 +175,16 @@ def bind_examples(templates: list[dict], spec: ThemeSpec, blob: bytes) -> list[d
                 elif role == "query":
                     vals = _values(conn, t["table"], t["columns"][0])
                     ex[name] = [str(v).split()[0].lower() if isinstance(v, str) and v.split() else str(v) for v in vals]
-                elif role == "limit":
-                    ex[name] = [3, 5, 10]
+                elif role == "locator":
+                    ex[name] = _values(conn, t["table"], p["column"])
+                elif role in ("limit", "page"):
+                    ex[name] = [3, 5, 10] if role == "limit" else [1, 2]
+                elif role == "offset":
+                    ex[name] = [0, 5]
+                elif role == "sort":
+                    ex[name] = [c.name for c in spec.table(t["table"]).columns][:4]
+                elif role == "direction":
+                    ex[name] = ["asc", "desc"]
                 elif role == "amount":
                     ex[name] = [1.0, 5.0, 12.5]
                 elif role == "newkey":

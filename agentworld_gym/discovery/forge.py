@@ -8,7 +8,11 @@ table it works on, and one entry per parameter giving the parameter's JSON schem
   filter  an equality filter on a column        query   a case-insensitive substring search
   limit   how many rows to return               value   a column value to write
   newkey  a caller-chosen primary key           amount / from / to   transfer operands
-  ignore  accepted, has no effect (formatting flags, paging, nested options)
+  locator a non-key column naming the records a write acts on (a path, a name, a pid)
+  offset / page / sort / direction   paging and ordering of list and search results
+  slot    an input of a compute function (kind "compute": see discovery.compute)
+
+A parameter that cannot be given meaning is not in the template at all (see "dropped").
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from .infer import plural, singular
 
 WRITE_KINDS = {"create", "update", "cancel", "delete", "transfer"}
 CANCEL_WORDS = ("cancelled", "canceled", "closed", "revoked", "withdrawn", "disabled", "ended", "retired", "archived", "dropped", "expired", "rejected", "paused", "muted")
+TEXT_CAP = 200  # same as build.TEXT_CAP (kept here so forging needs no build import)
 MISSING = "ZZ-0000-missing"  # an id no world contains (used by validation)
 
 
@@ -34,10 +39,10 @@ def _nouns(table: str) -> str:
     return humanize(table)
 
 
-def _rows(db: Db, spec_table: str, where: list[str], params: list, order: str, limit: int | None) -> list[dict]:
-    sql = f'SELECT * FROM "{spec_table}"' + (" WHERE " + " AND ".join(where) if where else "") + f' ORDER BY "{order}"'
+def _rows(db: Db, spec_table: str, where: list[str], params: list, order: str, limit: int | None, offset: int = 0, desc: bool = False) -> list[dict]:
+    sql = f'SELECT * FROM "{spec_table}"' + (" WHERE " + " AND ".join(where) if where else "") + f' ORDER BY "{order}"' + (" DESC" if desc else "")
     if limit is not None:
-        sql += f" LIMIT {int(limit)}"
+        sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
     return db.all(sql, params)
 
 
@@ -54,8 +59,20 @@ def _require_row(db: Db, table: str, pk: str, key: Any, noun: str) -> dict:
     return row
 
 
+def _whole(v, name: str, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v or v < lo or v > 100_000:
+        raise ToolError(f"{name} must be a whole number of at least {lo}, got {v!r}.")
+    return int(v)
+
+
 def make_fn(t: dict, spec: ThemeSpec):
     """The Python implementation of template `t` over `spec`'s tables."""
+    if t["kind"] == "compute":
+        from .compute import call, fixed_inputs
+
+        mapping = {p["name"]: p["slot"] for p in t["params"]}
+        fixed = fixed_inputs(t["function"], t["name"], mapping)
+        return lambda db, **kw: call(t["function"], mapping, kw, fixed)
     kind, table = t["kind"], t["table"]
     pks = spec.primary_keys
     pk = pks[table]
@@ -90,6 +107,76 @@ def make_fn(t: dict, spec: ThemeSpec):
                 return _check_limit(kw[p["name"]])
         return 20
 
+    columns = [c.name for c in spec.table(table).columns]
+
+    def page_of(kw: dict) -> tuple[str, bool, int]:
+        """(order column, descending, offset) from the sort / direction / offset / page parameters."""
+        order, desc, offset = pk, False, 0
+        for p in by_role.get("sort", []):
+            if kw.get(p["name"]) is not None:
+                order = str(kw[p["name"]])
+                if order not in columns:
+                    raise ToolError(f"Cannot sort by {order!r}; sort by one of: {', '.join(columns)}.")
+        for p in by_role.get("direction", []):
+            if kw.get(p["name"]) is not None:
+                d = str(kw[p["name"]]).lower()
+                if d not in ("asc", "desc", "ascending", "descending"):
+                    raise ToolError(f"The order must be asc or desc, got {kw[p['name']]!r}.")
+                desc = d.startswith("desc")
+        for p in by_role.get("offset", []):
+            if kw.get(p["name"]) is not None:
+                offset = _whole(kw[p["name"]], "The offset", 0)
+        for p in by_role.get("page", []):
+            if kw.get(p["name"]) is not None:
+                offset = (_whole(kw[p["name"]], "The page", 1) - 1) * limit_of(kw)
+        return order, desc, offset
+
+    loc = (by_role.get("locator") or [None])[0]
+    rules = set(t.get("rules", ()))
+    status_col, terminal = t.get("terminal") or (None, ())
+    terminal = tuple(terminal)
+    nonneg = set(t.get("nonneg", ()))
+    children = [tuple(x) for x in t.get("children", ())]
+
+    scopes = by_role.get("fk", []) if kind in ("delete", "cancel") else []
+
+    def targets(db: Db, kw: dict) -> list:
+        """The primary keys a write acts on: the given id, or every row holding the locator value;
+        a parent id given beside it (a message's channel) must exist and own those rows."""
+        if loc is None:
+            k = need(kw, key)
+            _require_row(db, table, pk, k, noun)
+            keys = [k]
+        else:
+            v = need(kw, loc)
+            keys = [r[pk] for r in db.all(f'SELECT "{pk}" FROM "{table}" WHERE "{loc["column"]}" = ? ORDER BY "{pk}"', (v,))]
+            if not keys:
+                raise ToolError(f"No {noun} with {humanize(loc['name'])} {v!r}.")
+        for p in scopes:
+            if kw.get(p["name"]) is not None:
+                parent = _noun(p["table"])
+                _require_row(db, p["table"], pks[p["table"]], kw[p["name"]], parent)
+                for k in keys:
+                    if db.value(f'SELECT "{p["column"]}" FROM "{table}" WHERE "{pk}" = ?', (k,)) != kw[p["name"]]:
+                        raise ToolError(f"{noun.capitalize()} {k!r} does not belong to {parent} {kw[p['name']]!r}.")
+        return keys
+
+    def check_open(db: Db, k) -> None:
+        if "terminal" in rules:
+            state = db.value(f'SELECT "{status_col}" FROM "{table}" WHERE "{pk}" = ?', (k,))
+            if state in terminal:
+                raise ToolError(f"{noun.capitalize()} {k!r} is {state} and can no longer be changed.")
+
+    upper = t.get("upper", {})
+    textcap = set(t.get("textcap", ()))
+
+    def check_values(values: dict) -> None:
+        for c, v in values.items():
+            if c in nonneg and isinstance(v, (int, float)) and not isinstance(v, bool) and not 0 <= v <= upper.get(c, float("inf")):
+                raise ToolError(f"{humanize(c).capitalize()} must be between 0 and {upper.get(c, 'any'):,}, got {v!r}.")
+            if c in textcap and isinstance(v, str) and not 0 < len(v.strip()) <= TEXT_CAP:
+                raise ToolError(f"{humanize(c).capitalize()} must be non-empty and at most {TEXT_CAP} characters, got {len(v)}.")
+
     if kind == "get":
         def fn(db: Db, **kw):
             return _require_row(db, table, pk, need(kw, key), noun)
@@ -99,20 +186,22 @@ def make_fn(t: dict, spec: ThemeSpec):
             if key and key["name"] in kw:
                 where.append(f'"{pk}" = ?')
                 args.append(kw[key["name"]])
-            return _rows(db, table, where, args, pk, limit_of(kw))
+            order, desc, offset = page_of(kw)
+            return _rows(db, table, where, args, order, limit_of(kw), offset, desc)
     elif kind == "search":
         q = by_role["query"][0]
 
         def fn(db: Db, **kw):
             where, args = filters(db, kw)
+            order, desc, offset = page_of(kw)
             if kw.get(q["name"]) is None:  # an optional query left out: no text filter
-                return _rows(db, table, where, args, pk, limit_of(kw))
+                return _rows(db, table, where, args, order, limit_of(kw), offset, desc)
             text = str(kw[q["name"]]).strip().lower()
             if not text:
                 raise ToolError("The search text must not be empty.")
             where.append("(" + " OR ".join(f'lower(COALESCE("{c}", \'\')) LIKE ?' for c in t["columns"]) + ")")
             args += [f"%{text}%"] * len(t["columns"])
-            return _rows(db, table, where, args, pk, limit_of(kw))
+            return _rows(db, table, where, args, order, limit_of(kw), offset, desc)
     elif kind == "create":
         prefix = t.get("prefix", "")
 
@@ -125,6 +214,7 @@ def make_fn(t: dict, spec: ThemeSpec):
             for p in by_role.get("value", []) + by_role.get("filter", []):
                 if p["name"] in kw:
                     row[p["column"]] = kw[p["name"]]
+            check_values(row)
             newkey = (by_role.get("newkey") or [None])[0]
             if newkey and newkey["name"] in kw:
                 new_id = kw[newkey["name"]]
@@ -137,32 +227,47 @@ def make_fn(t: dict, spec: ThemeSpec):
             return _require_row(db, table, pk, new_id, noun)
     elif kind == "update":
         def fn(db: Db, **kw):
-            k = need(kw, key)
-            _require_row(db, table, pk, k, noun)
+            keys = targets(db, kw)
             values = {p["column"]: kw[p["name"]] for p in by_role.get("value", []) + by_role.get("fk", []) if p["name"] in kw}
             for p in by_role.get("fk", []):
                 if p["name"] in kw:
                     _require_row(db, p["table"], pks[p["table"]], kw[p["name"]], _noun(p["table"]))
             if not values:
                 raise ToolError("Nothing to change: give at least one new value.")
-            db.update(table, k, **values)
-            return _require_row(db, table, pk, k, noun)
+            check_values(values)
+            for k in keys:
+                check_open(db, k)
+            for k in keys:
+                db.update(table, k, **values)
+            if loc is None:
+                return _require_row(db, table, pk, keys[0], noun)
+            return {"updated": len(keys), pk: keys if len(keys) > 1 else keys[0], **values}
     elif kind == "cancel":
         value = t["value"]
 
         def fn(db: Db, **kw):
-            k = need(kw, key)
-            row = _require_row(db, table, pk, k, noun)
-            if row[col] == value:
-                raise ToolError(f"{noun.capitalize()} {k!r} is already {value}.")
-            db.update(table, k, **{col: value})
-            return {pk: k, col: value, "previous": row[col]}
+            keys = targets(db, kw)
+            rows = [_require_row(db, table, pk, k, noun) for k in keys]
+            for row in rows:
+                if row[col] == value:
+                    raise ToolError(f"{noun.capitalize()} {row[pk]!r} is already {value}.")
+                check_open(db, row[pk])
+            for row in rows:
+                db.update(table, row[pk], **{col: value})
+            if len(rows) == 1:
+                return {pk: rows[0][pk], col: value, "previous": rows[0][col]}
+            return {pk: keys, col: value, "updated": len(keys)}
     elif kind == "delete":
         def fn(db: Db, **kw):
-            k = need(kw, key)
-            _require_row(db, table, pk, k, noun)
-            db.execute(f'DELETE FROM "{table}" WHERE "{pk}" = ?', (k,))
-            return {pk: k, "deleted": True}
+            keys = targets(db, kw)
+            for child, fk_col in children:
+                for k in keys:
+                    n = db.value(f'SELECT COUNT(*) FROM "{child}" WHERE "{fk_col}" = ?', (k,))
+                    if n:
+                        raise ToolError(f"{noun.capitalize()} {k!r} still has {n} {humanize(child)}; remove those first.")
+            for k in keys:
+                db.execute(f'DELETE FROM "{table}" WHERE "{pk}" = ?', (k,))
+            return {pk: keys[0] if len(keys) == 1 else keys, "deleted": len(keys)}
     elif kind == "aggregate":
         group = (by_role.get("fk") or by_role.get("key"))[0]
 
@@ -215,6 +320,11 @@ def forge_tool(t: dict, spec: ThemeSpec) -> Tool:
         props[p["name"]] = p["schema"]
         if p.get("required"):
             required.append(p["name"])
+    if t["kind"] == "compute":
+        return Tool(name=t["name"], description=t["description"],
+                    parameters={"type": "object", "properties": props, "required": required, "additionalProperties": False},
+                    fn=make_fn(t, spec), mode=READ, consumes=(), produces=(), phrase=t.get("phrase", ""), returns=t.get("returns", ""),
+                    examples={k: list(v) for k, v in t.get("examples", {}).items()}, _order=tuple(props))
     table = t["table"]
     pks = spec.primary_keys
     fks = [c.name for c in spec.table(table).columns if c.gen == "fk"]

@@ -318,6 +318,8 @@ _GENERIC = {"server", "api", "tool", "tools", "access", "service", "content", "c
 _ID_NAMES = {"id", "uuid", "slug", "symbol", "ticker", "code", "key", "handle", "isbn", "doi", "hash", "sku", "iata"}
 LIMIT_NAMES = {"items_per_page", "max_count", "result_count", "max_records", "maxresults", "numresults", "limit", "max_results", "num_results", "count", "top", "top_k", "page_size", "per_page", "n", "k", "size", "max", "results", "num", "number_of_results", "max_items"}
 PAGING_NAMES = {"page", "offset", "cursor", "skip", "start", "page_token", "next_token", "after", "before"}
+SORT_NAMES = {"sort", "sort_by", "order_by", "sortby", "orderby", "sort_field"}
+DIRECTION_NAMES = {"order", "sort_order", "direction", "sort_direction", "sort_dir"}
 QUERY_NAMES = {"query", "q", "keyword", "keywords", "search", "term", "search_term", "search_query", "text", "prompt", "question", "topic", "pattern"}
 SCALARS = {"string", "integer", "number", "boolean"}
 
@@ -399,6 +401,7 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
                        source=source, description=f"You help users of {title or name}, a {label} service, with its records.")
     skipped: list[Skipped] = []
     plans = []
+    compute_templates: list[dict] = []
     seen = set()
     for tool in tools:
         tname = str(tool.get("name", ""))
@@ -410,6 +413,10 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
         schema = tool["parameters"]
         props = schema.get("properties") or {}
         required = set(schema.get("required") or ()) & set(props)
+        computed = compute_template(tool, tname, props, required)
+        if computed is not None:
+            compute_templates.append(computed)
+            continue
         tokens = [w for w in words_of(tname)]
         kind, _ = verb_kind(tokens)
         words = [w for w in tokens if w not in _VERB_OF and w not in _STOP and w not in _GENERIC and not w.isdigit() and 1 < len(w) <= 14]
@@ -454,6 +461,9 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
         t = _template(tool, tname, props, required, kind, key, tab, draft, skipped, name)
         if t is not None:
             templates.append(t)
+    if not draft.tables:  # a server of compute tools only: its records still need a table
+        draft.tables.append(TableDraft(plural(main_noun), [key_column(plural(main_noun))], rows=20 + stable_seed(name, main_noun) % 41))
+    templates += compute_templates
     for tab in draft.tables:  # flesh entities out with typed fields from the library (or generic ones)
         extra = _library_fields(tab.name)
         if not extra:
@@ -493,7 +503,9 @@ def _unsupported(tool: dict, tname: str, seen: set) -> str | None:
 
 
 def _param_schema(s: dict, t: str | None, enum, role: str, pname: str) -> dict:
-    out: dict = {"description": _describe(role, pname)}
+    """The parameter's schema as the agent sees it: its own description when the source has one."""
+    real = s.get("description") if isinstance(s, dict) and isinstance(s.get("description"), str) and s["description"].strip() else None
+    out: dict = {"description": real.strip() if real else _describe(role, pname)}
     if t in SCALARS or t in ("array", "object"):
         out["type"] = t
     if enum and t in SCALARS:
@@ -508,7 +520,8 @@ def _param_schema(s: dict, t: str | None, enum, role: str, pname: str) -> dict:
 def _describe(role: str, pname: str) -> str:
     h = humanize(pname)
     return {"key": f"The id of the record ({h}).", "fk": f"The {h} it refers to.", "limit": "How many results to return (1-100).",
-            "query": "Text to look for.", "ignore": f"Optional {h} (accepted; does not change the result)."}.get(role, f"The {h}.")
+            "query": "Text to look for.", "offset": "How many results to skip.", "page": "Which page of results (1 = the first).",
+            "sort": "The field to order the results by.", "direction": "asc or desc."}.get(role, f"The {h}.")
 
 
 def _template(tool, tname, props, required, kind, key, tab: TableDraft, draft: ThemeDraft, skipped, server) -> dict | None:
@@ -519,14 +532,24 @@ def _template(tool, tname, props, required, kind, key, tab: TableDraft, draft: T
         ends = [p for p in props if is_id_param(p) or humanize(p).split()[0] in ("from", "to", "source", "destination", "sender", "recipient")]
         if amount is None or len(ends) < 2:
             kind = "update" if key else "create"
-    if kind in ("get", "update", "delete", "cancel") and key is None:
-        kind = "lookup" if kind == "get" else "create"
+    locator = None
+    if kind in ("update", "delete", "cancel") and key is None:
+        # no id: the record is named by another value (a path, a name, a pid): act on the rows holding it
+        usable = [p for p in props if simple_type(props[p])[0] in ("string", "integer") and not simple_type(props[p])[1]
+                  and humanize(p).replace(" ", "_") not in LIMIT_NAMES | PAGING_NAMES]
+        locator = next((p for p in usable if p in required), usable[0] if usable else None)
+        if locator is None:
+            skipped.append(Skipped(server, tname, f"{kind} without a parameter that says which record"))
+            return None
+    if kind == "get" and key is None:
+        kind = "lookup"
     if kind == "search" and not any(humanize(p).replace(" ", "_") in QUERY_NAMES for p in props):
         strings = [p for p in props if simple_type(props[p])[0] == "string" and not is_id_param(p) and not simple_type(props[p])[1]]
         kind = "search" if strings else "lookup"
     if kind == "aggregate" and not (key or any(is_id_param(p) for p in props)):
         kind = "lookup"
     query_done = False
+    dropped: list[list[str]] = []
     for p, s in props.items():
         t, enum = simple_type(s)
         low = humanize(p).replace(" ", "_")
@@ -543,12 +566,22 @@ def _template(tool, tname, props, required, kind, key, tab: TableDraft, draft: T
             role = "amount"
         elif p == key:
             role = "newkey" if kind == "create" else "key"
+        elif p == locator:
+            role = "locator"
         elif is_id_param(p) and t in ("string", "integer", "number") and any(c.name == p and c.gen == "fk" for c in tab.columns):
             role = "fk"
         elif t not in SCALARS:
             role = "ignore"
         elif low in LIMIT_NAMES and t in ("integer", "number"):
             role = "limit"
+        elif kind in ("list", "lookup", "search") and low in ("offset", "skip", "start") and t in ("integer", "number"):
+            role = "offset"
+        elif kind in ("list", "lookup", "search") and low == "page" and t in ("integer", "number"):
+            role = "page"
+        elif kind in ("list", "lookup", "search") and low in SORT_NAMES and t == "string" and not enum:
+            role = "sort"
+        elif kind in ("list", "lookup", "search") and low in DIRECTION_NAMES and t == "string" and (not enum or {str(e).lower() for e in enum} <= {"asc", "desc"}):
+            role = "direction"
         elif low in PAGING_NAMES:
             role = "ignore"
         elif kind == "search" and not query_done and t == "string" and not enum and (low in QUERY_NAMES or not any(humanize(x).replace(" ", "_") in QUERY_NAMES for x in props)):
@@ -557,7 +590,13 @@ def _template(tool, tname, props, required, kind, key, tab: TableDraft, draft: T
             role = "ignore"
         else:
             role = "value" if write else "filter"
+        if role == "ignore":  # a parameter that cannot be given meaning is left out of the schema, not faked
+            dropped.append([p, _drop_reason(kind, t, low, write)])
+            continue
         entry = {"name": p, "role": role, "required": req, "schema": _param_schema(s, t, enum, role, p)}
+        if role == "locator":
+            tab.add(column_for(p, json_type=t))
+            entry["column"] = p
         if role in ("filter", "value"):
             if tab.has(p) and not any(c.name == p and c.gen in ("fk", "id") for c in tab.columns):
                 pass
@@ -583,8 +622,13 @@ def _template(tool, tname, props, required, kind, key, tab: TableDraft, draft: T
         amt = next(x for x in params if x["role"] == "amount")
         tab.add(Column(amt["name"], "float", (100, 5_000), type="float"))
         amt.pop("column", None)
+    own = tool.get("description") if isinstance(tool.get("description"), str) else ""
     t = {"name": tname, "kind": kind, "table": tab.name, "params": params, "real": True,
-         "description": _tool_description(kind, tab.name), "phrase": _real_phrase(kind, tab.name, params)}
+         "description": own.strip() or _tool_description(kind, tab.name), "phrase": _real_phrase(kind, tab.name, params)}
+    if own.strip():
+        t["own_description"] = True
+    if dropped:
+        t["dropped"] = dropped
     if kind == "transfer":
         t["column"] = amt["name"]
     if kind == "search":
@@ -608,7 +652,48 @@ def _template(tool, tname, props, required, kind, key, tab: TableDraft, draft: T
         t["prefix"] = ""
         t["key_type"] = tab.key_type
     if kind == "update" and not any(x["role"] in ("value", "fk") for x in params):
+        if locator is not None:
+            skipped.append(Skipped(server, tname, "update with nothing to change"))
+            return None
         t["kind"] = "get"
+    return t
+
+
+def _drop_reason(kind: str, t: str | None, low: str, write: bool) -> str:
+    if t not in SCALARS:
+        return f"{t or 'untyped'} parameter with no column behind it"
+    if low in PAGING_NAMES:
+        return "cursor paging: results come back whole"
+    if t == "boolean" and not write:
+        return "output-format flag of a read"
+    return f"no meaning for a {kind}"
+
+
+def compute_template(tool: dict, tname: str, props: dict, required: set[str]) -> dict | None:
+    """A compute template when the tool's name and parameters fit a deterministic function."""
+    from . import compute
+
+    types = {p: simple_type(s)[0] for p, s in props.items()}
+    found = compute.match_function(tname, props, required, types)
+    if found is None:
+        return None
+    f, mapping = found
+    slots = {s.name: s for s in f.slots}
+    params = []
+    for p, slot in mapping.items():
+        typ = types.get(p) or ("number" if slots[slot].type == "number" else "string")
+        params.append({"name": p, "role": "slot", "slot": slot, "required": p in required or not slots[slot].optional,
+                       "schema": _param_schema(props[p], typ, simple_type(props[p])[1], "slot", p)})
+    dropped = [[p, f"no meaning for {f.name.replace('_', ' ')}"] for p in props if p not in mapping]
+    inputs = {p: [case[0][slot] for case in f.cases if slot in case[0]] for p, slot in mapping.items()}
+    own = tool.get("description") if isinstance(tool.get("description"), str) else ""
+    t = {"name": tname, "kind": "compute", "function": f.name, "table": None, "params": params, "real": True,
+         "description": own.strip() or f"{humanize(f.name).capitalize()}.", "examples": {p: v for p, v in inputs.items() if v},
+         "phrase": f"{humanize(f.name)} with " + " and ".join(f"{humanize(slot)} {{{p}}}" for p, slot in mapping.items())}
+    if own.strip():
+        t["own_description"] = True
+    if dropped:
+        t["dropped"] = dropped
     return t
 
 

@@ -28,10 +28,11 @@ def openai_proposer(base_url: str, model: str, api_key: str | None = None) -> Pr
 
 def _prompt(spec: ThemeSpec, t: dict) -> list[dict]:
     params = ", ".join(f"{p['name']} ({p['role']})" for p in t["params"])
+    what = f"records of the table '{t['table']}'" if t.get("table") else "values"
     return [
         {"role": "system", "content": "You write short, plain English for tool documentation. Answer with one JSON object only."},
         {"role": "user", "content": (
-            f"A tool of the service '{spec.title}' ({spec.label}) {t['kind']}s records of the table '{t['table']}'. "
+            f"A tool of the service '{spec.title}' ({spec.label}) {t['kind']}s {what}. "
             f"Parameters: {params or 'none'}.\nReturn {{\"description\": one sentence, \"phrase\": an instruction clause a user "
             "might say, using {parameter} placeholders for parameters, without the tool name or any snake_case word}.")},
     ]
@@ -68,6 +69,8 @@ def propose_wording(spec: ThemeSpec, templates: list[dict], proposer: Proposer) 
         except Exception:  # noqa: BLE001  an unreachable or broken model never stops discovery
             proposal = None
         if proposal:
+            if t.get("own_description"):  # the server's own description stays; only the instruction phrase is new
+                proposal.pop("description")
             t.update(proposal)
             accepted += 1
     return accepted

@@ -22,12 +22,14 @@ import numpy as np
 
 from ..theme import Theme
 from ..world import ThemeSpec, build_template
-from .build import bind_examples, complexify, finish_templates
+from .build import attach_rules, bind_examples, complexify, finish_templates
 from .forge import forge_tool, phrase_ok, plan_tools
 from .infer import Skipped, compose, infer_from_tools, slugify, stable_seed
 from .mapping import map_to_taxonomy
 from .sources import BadInput, Source
 from .validate import ToolReport, validate_tool
+
+COMPANION_BELOW = 4  # real servers with fewer forged tools than this get companion tools
 
 
 @dataclass
@@ -57,6 +59,11 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
             names = {t["name"] for t in templates}
             templates += [t for t in extra if t["name"] not in names]
         spec = draft.to_spec()
+        if 0 < len(templates) < COMPANION_BELOW:
+            # a server with one or two tools gets the companions a real server of its kind has
+            # (read, list, search, write its own records), so its tasks can chain three or more calls
+            names = {t["name"] for t in templates}
+            templates += [{**t, "companion": True} for t in plan_tools(spec, rng) if t["name"] not in names]
     else:
         name = src.name if src.kind != "catalog" else None
         draft = compose(code, src.variant, name=name, theme_id=theme_id, source=src.kind,
@@ -65,13 +72,17 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
             complexify(draft, rounds, seed=stable_seed(src.name, "rounds"))
         spec = draft.to_spec()
         templates, skipped = plan_tools(spec, rng), []
-    return Prepared(spec, finish_templates(templates, spec), skipped, conf)
+    templates = finish_templates(templates, spec)
+    return Prepared(attach_rules(spec, templates), templates, skipped, conf)
 
 
 def forge_theme(spec: ThemeSpec, templates: list[dict], blob: bytes | None = None) -> Theme:
     """Bind template specs to the built world and forge the Theme (no validation)."""
+    import dataclasses
+
     blob = blob or build_template(spec)
     bind_examples(templates, spec, blob)
+    spec = attach_rules(dataclasses.replace(spec, rules=()), templates)  # the rules of the tools it keeps, no others
     return Theme(spec, [forge_tool(t, spec) for t in templates])
 
 
@@ -141,7 +152,7 @@ def run_source(src: Source, theme_id: str | None = None, rounds: int = 0, task_s
         if report.kept:
             kept.append((t, tool))
         else:
-            res.skipped.append(Skipped(src.name, t["name"], f"validation pass rate {report.pass_rate:.2f} <= 0.5"))
+            res.skipped.append(Skipped(src.name, t["name"], report.reason))
     res.templates = [t for t, _ in kept]
     if not kept or not any(r.valid_passed for r in res.reports if r.kept):
         res.reason = "no tool passed validation"

@@ -18,11 +18,16 @@ FACTS = "toucan_facts.json.gz"
 PER_L2 = 30
 
 
+DESCRIPTION_CAP = 1_500  # characters of a real description kept (a few servers paste whole manuals)
+
+
 def _compact_schema(s) -> dict:
-    """Keep the facts of a parameter schema (type, enum, item type); drop the prose."""
+    """Keep the facts of a parameter schema (type, enum, item type) and its real description."""
     if not isinstance(s, dict):
         return {}
     out = {}
+    if isinstance(s.get("description"), str) and s["description"].strip():
+        out["description"] = s["description"].strip()[:DESCRIPTION_CAP]
     for k in ("type", "enum"):
         if k in s:
             out[k] = s[k]
@@ -35,19 +40,38 @@ def _compact_schema(s) -> dict:
 
 
 def extract_toucan_facts(path: str | Path) -> list[list]:
-    """[[server name, labels, [[tool name, {param: schema}, required], ...]], ...] for servers with tools."""
+    """[[server name, labels, [[tool name, {param: schema}, required, description], ...]], ...] for servers
+    with tools. Descriptions are the servers' own text (Toucan, MIT licence: see TOUCAN_SOURCE.md)."""
     facts = []
+    descriptions = _tool_descriptions(Path(path))
     for src in read_toucan(Path(path)):
         if not isinstance(src, Source):
             continue
         tools = []
         for t in src.tools:
+            t = {**t, "description": descriptions.get((src.name, t["name"]), "")}
             params = t["parameters"] if isinstance(t["parameters"], dict) else {}
             props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
             req = params.get("required") if isinstance(params.get("required"), list) else []
-            tools.append([t["name"], {str(k): _compact_schema(v) for k, v in props.items()}, [str(r) for r in req]])
+            desc = t.get("description") if isinstance(t.get("description"), str) else ""
+            tools.append([t["name"], {str(k): _compact_schema(v) for k, v in props.items()}, [str(r) for r in req], desc.strip()[:DESCRIPTION_CAP]])
         facts.append([src.name, [label for label in src.labels if label][:3], tools])
     return facts
+
+
+def _tool_descriptions(path: Path) -> dict[tuple[str, str], str]:
+    """{(server name, tool name): the tool's own description} read straight from the Toucan file."""
+    out = {}
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            try:
+                d = json.loads(line)
+                for t in d.get("tools") or ():
+                    if isinstance(t, dict) and isinstance(t.get("description"), str):
+                        out[(str(d["server_name"]), str(t.get("name", "")))] = t["description"]
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+                continue
+    return out
 
 
 def load_facts(data_dir: Path = DATA) -> list[list]:
@@ -57,8 +81,8 @@ def load_facts(data_dir: Path = DATA) -> list[list]:
 
 def source_from_fact(fact: list, code: str | None = None) -> Source:
     name, labels, tools = fact
-    return Source(name, "toucan", tuple(labels), "", [{"name": n, "parameters": {"type": "object", "properties": p, "required": r}} for n, p, r in tools],
-                  code=code)
+    return Source(name, "toucan", tuple(labels), "", [{"name": t[0], "parameters": {"type": "object", "properties": t[1], "required": t[2]},
+                                                       "description": t[3] if len(t) > 3 else ""} for t in tools], code=code)
 
 
 def schema_fingerprint(spec) -> str:
@@ -140,6 +164,7 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
                    "source": src.kind, "ref": ref, "tools": [t["name"] for t in res.templates], "pass_rate": round(res.pass_rate, 4),
                    "tested": len(res.reports), "tests": sum(r.tests for r in res.reports), "passed": sum(r.passed for r in res.reports),
                    "fp": schema_fingerprint(res.spec) if res.spec else "", "skipped": [[s.tool, s.reason] for s in res.skipped],
+                   "kinds": {r.name: r.kind for r in res.reports}, "kept_tools": [r.name for r in res.reports if r.kept],
                    "seconds": round(res.seconds, 3)}
             log.write(json.dumps(rec) + "\n")
             log.flush()
@@ -151,10 +176,37 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
              "tools_tested": sum(r["tested"] for r in records), "tests": tests,
              "tool_test_pass_rate": round(sum(r["passed"] for r in records) / tests, 4) if tests else 0.0,
              "l2": len({t[1] for t in themes}), "l1": len({taxonomy.L2[t[1]].parent for t in themes}),
-             "fingerprints": len({t[7] for t in themes}), "build_seconds": round(sum(r["seconds"] for r in records), 1)}
+             "fingerprints": len({t[7] for t in themes}), "build_seconds": round(sum(r["seconds"] for r in records), 1),
+             **class_report(records)}
     write_json_atomic(data_dir / INDEX, {"version": 1, "stats": stats, "columns": ["id", "l2", "l3", "source", "ref", "tools", "pass_rate", "fp"],
                                          "themes": themes})
     return stats
+
+
+def class_report(records: list[dict]) -> dict:
+    """Per tool class (read/search/create/update/delete/compute ...): how many tools were forged and
+    kept, how many dropped, and the dropped ones' reasons (over every source, kept themes or not)."""
+    from .pipeline import reason_kind
+
+    forged: dict[str, int] = {}
+    dropped: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    for r in records:
+        kept = set(r.get("kept_tools", ()))
+        why = dict((tool, reason) for tool, reason in r.get("skipped", ()))
+        for name, kind in r.get("kinds", {}).items():
+            if name in kept:
+                forged[kind] = forged.get(kind, 0) + 1
+            else:
+                dropped[kind] = dropped.get(kind, 0) + 1
+                key = f"{kind}: {reason_kind(why.get(name, 'dropped'))[:80]}"
+                reasons[key] = reasons.get(key, 0) + 1
+        for tool, reason in r.get("skipped", ()):
+            if tool not in r.get("kinds", {}):  # never forged: the spec's shape could not be used
+                key = f"unforged: {reason_kind(reason)[:80]}"
+                reasons[key] = reasons.get(key, 0) + 1
+    top = dict(sorted(reasons.items(), key=lambda kv: -kv[1])[:25])
+    return {"tools_by_class": dict(sorted(forged.items())), "dropped_by_class": dict(sorted(dropped.items())), "dropped_reasons": top}
 
 
 def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:

@@ -53,7 +53,69 @@ SPEC = ThemeSpec(
         "A room cannot host two confirmed events that overlap, and must seat the organiser plus every invitee who has not declined.",
         "Only the invitee answers an invitation, and nobody is invited twice (the organiser is never invited).",
     ),
+    extra={"seed_repair": "agentworld_gym.envs.themes.calendar:repair_seed", "rule_check": "agentworld_gym.envs.themes.calendar:seed_violations"},
 )
+
+
+def repair_seed(rows: dict[str, list[dict]], rng) -> None:
+    """Make the independently drawn seed rows obey the rules: weekday events inside the organiser's
+    working hours, no room double-booked or over capacity, nobody invited twice, organisers never invited."""
+    users = {u["user_id"]: u for u in rows["users"]}
+    rooms = {r["room_id"]: r for r in rows["rooms"]}
+    for e in rows["events"]:
+        day = Date.fromisoformat(e["date"])
+        if day.weekday() >= 5:  # Saturday -> Friday, Sunday -> Monday: the range has both around every weekend
+            day = Date.fromordinal(day.toordinal() + (-1 if day.weekday() == 5 else 1))
+            e["date"] = day.isoformat()
+        u = users[e["organizer_id"]]
+        fits = [s for s in STARTS if _minutes(s) >= _minutes(u["work_start"]) and _minutes(s) + e["duration_min"] <= _minutes(u["work_end"])]
+        if e["start"] not in fits:
+            e["start"] = fits[int(rng.integers(len(fits)))] if fits else u["work_start"]
+            if not fits:
+                e["duration_min"] = DURATIONS[0]
+    seen: set[tuple[str, str]] = set()
+    ids = list(users)
+    for inv in rows["invitations"]:
+        organiser = next(e["organizer_id"] for e in rows["events"] if e["event_id"] == inv["event_id"])
+        if inv["user_id"] == organiser or (inv["event_id"], inv["user_id"]) in seen:
+            free = [u for u in ids if u != organiser and (inv["event_id"], u) not in seen]
+            inv["user_id"] = free[int(rng.integers(len(free)))]
+        seen.add((inv["event_id"], inv["user_id"]))
+    taken: list[dict] = []
+    for e in rows["events"]:
+        if e["room_id"] is None or e["status"] != "confirmed":
+            continue
+        seats = 1 + sum(1 for i in rows["invitations"] if i["event_id"] == e["event_id"] and i["response"] != "declined")
+        clash = any(o["room_id"] == e["room_id"] and o["date"] == e["date"] and _minutes(o["start"]) < _minutes(e["start"]) + e["duration_min"]
+                    and _minutes(e["start"]) < _minutes(o["start"]) + o["duration_min"] for o in taken)
+        if clash or seats > rooms[e["room_id"]]["capacity"]:
+            e["room_id"] = None  # an unbooked event breaks no room rule
+        else:
+            taken.append(e)
+
+
+def seed_violations(conn) -> list[str]:
+    """The calendar rules a world breaks (empty for a valid world)."""
+    out = []
+    for e in conn.execute("SELECT e.event_id, e.date, e.start, e.duration_min, u.work_start, u.work_end FROM events e "
+                          "JOIN users u ON u.user_id = e.organizer_id"):
+        if Date.fromisoformat(e[1]).weekday() >= 5:
+            out.append(f"event {e[0]} is on a weekend ({e[1]})")
+        if _minutes(e[2]) < _minutes(e[4]) or _minutes(e[2]) + e[3] > _minutes(e[5]):
+            out.append(f"event {e[0]} is outside its organiser's working hours")
+    for r in conn.execute("SELECT i.invitation_id FROM invitations i JOIN events e ON e.event_id = i.event_id WHERE i.user_id = e.organizer_id"):
+        out.append(f"invitation {r[0]} invites the organiser")
+    for r in conn.execute("SELECT event_id, user_id, COUNT(*) FROM invitations GROUP BY event_id, user_id HAVING COUNT(*) > 1"):
+        out.append(f"{r[1]} is invited to {r[0]} {r[2]} times")
+    events = conn.execute("SELECT event_id, room_id, date, start, duration_min FROM events WHERE status = 'confirmed' AND room_id IS NOT NULL").fetchall()
+    for i, a in enumerate(events):
+        for b in events[i + 1:]:
+            if a[1] == b[1] and a[2] == b[2] and _minutes(a[3]) < _minutes(b[3]) + b[4] and _minutes(b[3]) < _minutes(a[3]) + a[4]:
+                out.append(f"room {a[1]} hosts overlapping events {a[0]} and {b[0]}")
+        seats = 1 + conn.execute("SELECT COUNT(*) FROM invitations WHERE event_id = ? AND response != 'declined'", (a[0],)).fetchone()[0]
+        if seats > conn.execute("SELECT capacity FROM rooms WHERE room_id = ?", (a[1],)).fetchone()[0]:
+            out.append(f"room {a[1]} is too small for event {a[0]}")
+    return out
 
 
 def _minutes(hhmm: str) -> int:

@@ -62,7 +62,65 @@ SPEC = ThemeSpec(
         f"Free-plan teams may deploy only on {', '.join(FREE_INSTANCES)} instances; a model has at most {MAX_RUNNING_ENDPOINTS} running endpoints.",
         "Revoked API keys cannot change; a key's monthly token quota cannot be set below the tokens it already used this month.",
     ),
+    extra={"seed_repair": "agentworld_gym.envs.themes.mlhub:repair_seed", "rule_check": "agentworld_gym.envs.themes.mlhub:seed_violations"},
 )
+
+
+def repair_seed(rows: dict[str, list[dict]], rng) -> None:
+    """Make the independently drawn seed rows obey the hub's rules: jobs use only models and datasets
+    their team may use, every team stays within its GPU quota, free teams run only free instances, a
+    model has at most two running endpoints, and no key has used more tokens than its quota."""
+    teams = {t["team_id"]: t for t in rows["teams"]}
+    models = {m["model_id"]: m for m in rows["models"]}
+    for j in rows["finetune_jobs"]:
+        m = models[j["model_id"]]
+        if m["visibility"] == "private" or m["license"] == "proprietary":
+            j["team_id"] = m["team_id"]
+        usable = [d for d in rows["datasets"] if d["license"] != "proprietary" or d["team_id"] == j["team_id"]]
+        if not any(d["dataset_id"] == j["dataset_id"] for d in usable):
+            j["dataset_id"] = usable[int(rng.integers(len(usable)))]["dataset_id"]
+    for t in rows["teams"]:
+        reserved = sum(j["gpu_hours"] for j in rows["finetune_jobs"] if j["team_id"] == t["team_id"] and j["status"] in ("queued", "running"))
+        need = t["gpu_hours_used"] + reserved
+        if need > t["gpu_quota_hours"]:
+            t["gpu_quota_hours"] = int(need) + int(rng.integers(5, 60))
+    running: dict[str, int] = {}
+    for e in rows["endpoints"]:
+        team = teams[models[e["model_id"]]["team_id"]]
+        if team["plan"] == "free":
+            e["instance"] = "cpu-small"
+        if e["status"] == "running":
+            running[e["model_id"]] = running.get(e["model_id"], 0) + 1
+            if running[e["model_id"]] > MAX_RUNNING_ENDPOINTS:
+                e["status"] = "stopped"
+    for k in rows["api_keys"]:
+        if k["tokens_used"] > k["monthly_token_quota"]:
+            k["tokens_used"] = int(k["tokens_used"] % k["monthly_token_quota"])
+
+
+def seed_violations(conn) -> list[str]:
+    """The hub rules a world breaks (empty for a valid world)."""
+    out = []
+    for t in conn.execute("SELECT team_id, gpu_quota_hours, gpu_hours_used FROM teams"):
+        reserved = conn.execute("SELECT COALESCE(SUM(gpu_hours), 0) FROM finetune_jobs WHERE team_id = ? AND status IN ('queued', 'running')",
+                                (t[0],)).fetchone()[0]
+        if t[2] + reserved > t[1] + 1e-9:
+            out.append(f"team {t[0]} is over its GPU quota ({t[2]} used + {reserved} reserved > {t[1]})")
+    marks = ",".join("?" * len(FREE_INSTANCES))
+    for r in conn.execute("SELECT e.endpoint_id FROM endpoints e JOIN models m ON m.model_id = e.model_id JOIN teams t ON t.team_id = m.team_id "
+                          f"WHERE t.plan = 'free' AND e.instance NOT IN ({marks})", FREE_INSTANCES):
+        out.append(f"endpoint {r[0]} of a free team runs on a paid instance")
+    for r in conn.execute("SELECT model_id, COUNT(*) FROM endpoints WHERE status = 'running' GROUP BY model_id HAVING COUNT(*) > ?", (MAX_RUNNING_ENDPOINTS,)):
+        out.append(f"model {r[0]} has {r[1]} running endpoints")
+    for r in conn.execute("SELECT api_key_id FROM api_keys WHERE tokens_used > monthly_token_quota"):
+        out.append(f"key {r[0]} used more tokens than its quota")
+    for r in conn.execute("SELECT j.finetune_job_id FROM finetune_jobs j JOIN models m ON m.model_id = j.model_id "
+                          "WHERE (m.visibility = 'private' OR m.license = 'proprietary') AND m.team_id != j.team_id"):
+        out.append(f"job {r[0]} uses another team's private model")
+    for r in conn.execute("SELECT j.finetune_job_id FROM finetune_jobs j JOIN datasets d ON d.dataset_id = j.dataset_id "
+                          "WHERE d.license = 'proprietary' AND d.team_id != j.team_id"):
+        out.append(f"job {r[0]} uses another team's proprietary dataset")
+    return out
 
 
 def _remaining_hours(db: Db, team: dict) -> float:
