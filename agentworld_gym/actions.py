@@ -445,7 +445,9 @@ def _jsonable(value: Any, depth: int) -> Any:
     """`value` if it is plain JSON data within the bounds; else a parse failure saying what is wrong."""
     if depth > MAX_DEPTH:
         raise _ParseFailure(f"Argument values are nested more than {MAX_DEPTH} levels deep.")
-    if value is None or isinstance(value, (str, bool, float)):
+    if isinstance(value, str):
+        return clean_text(value)  # a JSON escape like "\\ud800" decodes to a lone surrogate
+    if value is None or isinstance(value, (bool, float)):
         return value
     if isinstance(value, int):
         if value.bit_length() > MAX_INT_BITS:
@@ -457,7 +459,7 @@ def _jsonable(value: Any, depth: int) -> Any:
         for key in value:
             if not isinstance(key, str):
                 raise _ParseFailure(f"Argument names and object keys must be strings, got {_kind(key)}.")
-        return {k: _jsonable(v, depth + 1) for k, v in value.items()}
+        return {clean_text(k): _jsonable(v, depth + 1) for k, v in value.items()}
     raise _ParseFailure(f"Argument values must be JSON data (strings, numbers, lists, objects), got {_kind(value)}.")
 
 
@@ -520,7 +522,11 @@ def _literal(node: ast.AST, depth: int = 0) -> Any:
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise _ParseFailure("'**' unpacking is not supported in argument values.")
-        return _jsonable({_literal(k, depth + 1): _literal(v, depth + 1) for k, v in zip(node.keys, node.values, strict=True)}, depth)
+        keys = [_literal(k, depth + 1) for k in node.keys]
+        wrong = [k for k in keys if not isinstance(k, str)]
+        if wrong:
+            raise _ParseFailure(f"Argument names and object keys must be strings, got {_kind(wrong[0])}.")
+        return {clean_text(k): _literal(v, depth + 1) for k, v in zip(keys, node.values, strict=True)}
     try:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError):

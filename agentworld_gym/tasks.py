@@ -100,13 +100,20 @@ def load_tasks(path: str | Path) -> list[Task]:
 # Answer normalisation
 
 
+# Matched only on short, stripped text (see _number), so the optional parts around the number stay cheap.
+_NUMBER = re.compile(r"[$€£]?\s*(-?\d[\d,]*(?:\.\d+)?|-?\.\d+)\s*%?\s*[A-Za-z]{0,4}\.?")
+
+
 def _number(x: Any) -> float | None:
     if isinstance(x, bool):
         return None
     if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, str):
-        m = re.fullmatch(r"\s*[$€£]?\s*(-?[\d,]*\.?\d+)\s*%?\s*[A-Za-z]{0,4}\s*\.?\s*", x)
+        try:
+            return float(x)
+        except OverflowError:  # an integer beyond float range is no answer to a numeric task
+            return None
+    if isinstance(x, str) and len(x) <= 100:  # a number is short; the bound keeps the match cheap on any text
+        m = _NUMBER.fullmatch(x.strip())
         if m:
             try:
                 return float(m.group(1).replace(",", ""))
@@ -123,7 +130,8 @@ def _items(x: Any) -> list[str]:
     if isinstance(x, (list, tuple, set)):
         return sorted(_text(i) for i in x)
     if isinstance(x, str):
-        return sorted(_text(i) for i in re.split(r"\s*[,;\n]\s*", x.strip().strip("[]")) if i.strip())
+        # Split on the separators, then trim: a regex with \s* on both sides of them backtracks quadratically.
+        return sorted(_text(i) for i in re.split(r"[,;\n]", x.strip().strip("[]")) if i.strip())
     return [_text(x)]
 
 
