@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ MAX_DEPTH = 32
 MAX_INT_BITS = 256  # bigger integers are not read (they could not be printed or stored anyway)
 
 _JSON_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_CALL_START = re.compile(r"\[?\s*[A-Za-z_][\w.]*\s*\(")  # at the start of stripped text: linear (no two quantifiers share a character)
 _NAME_PREFIXES = ("functions.", "default_api.")
 # Markers that mean the text is trying to be a tool call; such text is never a final answer.
 _CALL_MARKERS = ("<tool_call", "<|tool_call|>", "<|python_tag|>", "[TOOL_CALLS]", "<｜tool▁call", "<|tool_call_begin|>",
@@ -67,12 +69,12 @@ class _ParseFailure(ValueError):
 
 
 def clean_text(text: str) -> str:
-    """`text` with lone surrogates replaced by U+FFFD, so it can be encoded, stored and printed."""
+    """`text` with lone surrogates replaced by '?', so it can be encoded, stored and printed."""
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text.encode("utf-8", "replace").decode("utf-8")  # the codec's C fast path
 
 
 def parse_action(action: Any) -> ParsedAction:
@@ -127,39 +129,40 @@ def _parse(action: str) -> ParsedAction:
 
 def _drop_reasoning(text: str) -> str:
     """Text without <think>…</think> blocks (an unclosed one runs to the end; a lone </think> ends one)."""
-    out, rest = [], text
-    while "<think>" in rest:
-        before, _, after = rest.partition("<think>")
-        out.append(before)
-        _, closed, rest = after.partition("</think>")
-        if not closed:
-            rest = ""
-    out.append(rest)
+    out, i = [], 0
+    while True:
+        j = text.find("<think>", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        k = text.find("</think>", j + 7)
+        if k < 0:
+            break
+        i = k + 8
     text = "".join(out)
     return text.rpartition("</think>")[2] if "</think>" in text else text
 
 
 def _looks_like_call(text: str) -> bool:
-    """`name(` or `[name(` at the start (a hand-written scan: no regex backtracking)."""
-    i = 1 if text[:1] == "[" else 0
-    n = len(text)
-    while i < n and text[i].isspace():
-        i += 1
-    if i >= n or not (text[i].isalpha() or text[i] == "_"):
-        return False
-    while i < n and (text[i].isalnum() or text[i] in "_."):
-        i += 1
-    while i < n and text[i].isspace():
-        i += 1
-    return i < n and text[i] == "("
+    """`name(` or `[name(` at the start of (stripped) text."""
+    return _CALL_START.match(text) is not None
 
 
 # ------------------------------------------------------------------------------------------ native formats
 
 
+def _split(text: str, sep: str, limit: int = MAX_CALLS) -> list[str]:
+    """text.split(sep), refusing more than `limit` pieces after the first (so a repeated marker costs nothing)."""
+    pieces = text.split(sep, limit + 1)
+    if len(pieces) > limit + 1:
+        raise _ParseFailure(f"Expected at most {limit} tool calls in one action, got more {sep!r} blocks.")
+    return pieces
+
+
 def _between(text: str, start: str, ends: tuple[str, ...]) -> tuple[list[str], str]:
     """The bodies after each `start` up to the first of `ends` (or the end), and the text outside them."""
-    pieces = text.split(start)
+    pieces = _split(text, start)
     outside, bodies = [pieces[0]], []
     for piece in pieces[1:]:
         cut = min((i for i in (piece.find(e) for e in ends) if i >= 0), default=len(piece))
@@ -233,7 +236,7 @@ def _split_top_level(body: str) -> list[str]:
         _loads(body)
         return [body]
     except _ParseFailure:
-        return [p for p in body.split(";") if p.strip()] if body[:1] in "{[" else [body]
+        return [p for p in _split(body, ";") if p.strip()] if body[:1] in "{[" else [body]
 
 
 def _special_block(start: str, end: str):
@@ -246,7 +249,7 @@ def _special_block(start: str, end: str):
 def _mistral(text: str):
     before, _, rest = text.partition("[TOOL_CALLS]")
     calls = []
-    for piece in rest.split("[TOOL_CALLS]"):
+    for piece in _split(rest, "[TOOL_CALLS]"):
         piece = piece.replace("</s>", "").strip()
         if "[ARGS]" in piece:  # v11+: name[ARGS]{...} (an optional [CALL_ID]id after the name)
             name, _, args = piece.partition("[ARGS]")
@@ -283,7 +286,7 @@ def _kimi(text: str):
 def _harmony(text: str):
     """gpt-oss: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{...}<|call|>`."""
     calls, outside = [], []
-    for piece in text.split("<|call|>"):
+    for piece in _split(text, "<|call|>"):
         head, sep, args = piece.rpartition("<|message|>")
         at = head.rfind("to=")
         if not sep or at < 0:
@@ -298,7 +301,7 @@ def _functionary(text: str):
     """Functionary v3: `>>>name\\n{json}` blocks (`>>>all\\n` is plain text)."""
     before, _, rest = text.partition(">>>")
     calls, outside = [], [before]
-    for block in rest.split(">>>"):
+    for block in _split(rest, ">>>"):
         name, _, body = block.partition("\n")
         if name.strip() == "all":
             outside.append(body)
@@ -326,7 +329,7 @@ _NATIVE = (
 
 def _fenced(text: str):
     """Calls inside ``` fences (an optional language tag such as json, python, tool_code); text outside them."""
-    parts = text.split("```")
+    parts = _split(text, "```", 2 * MAX_CALLS + 1)
     calls, outside = [], parts[0::2]
     for block in parts[1::2]:
         body = _unfence("```" + block + "```")
