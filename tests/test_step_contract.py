@@ -35,7 +35,7 @@ def _env(theme: str) -> AgentWorldEnv:
 
 
 @pytest.mark.parametrize("theme", FLAGSHIPS + POOL_SAMPLE)
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(rng=st.randoms(use_true_random=False), seed=st.integers(0, 3))
 def test_any_action_comes_back_as_an_observation(theme, rng, seed):
     env = _env(theme)
