@@ -362,7 +362,7 @@ def _embedded_json(text: str, tries: int = 8) -> list[ToolCall]:
             start += 1
             continue
         if isinstance(obj, dict) and any(k in obj for k in ("name", "function", "function_call", "tool_calls", "tool_name")):
-            return _from_json(obj)
+            return _from_json(_jsonable(obj, 0))
         start += 1
     return []
 
