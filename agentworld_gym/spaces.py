@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from .actions import MAX_ACTION_CHARS
+
 _WORDS = ("alpha", "bravo", "delta", "north", "blue", "42", "1001", "AC-1001", "open", "paid")
 
 
@@ -50,9 +52,10 @@ class TextSpace(spaces.Space[str]):
 
 
 class ToolCallSpace(TextSpace):
-    """Text actions; `sample()` returns a well-formed JSON call to one of the env's tools."""
+    """Text actions up to the parser's limit; `sample()` returns a well-formed JSON call to one of the env's tools.
+    (A longer action is not an error of the caller: the env answers it with an error observation.)"""
 
-    def __init__(self, tools: list[dict] | None = None, max_length: int = 1_000_000, seed=None):
+    def __init__(self, tools: list[dict] | None = None, max_length: int = MAX_ACTION_CHARS, seed=None):
         self.tools = [t.get("function", t) for t in tools or []]  # accept OpenAI-format or bare schemas
         super().__init__(max_length=max_length, seed=seed)
 

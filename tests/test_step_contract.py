@@ -130,3 +130,48 @@ def test_money_below_a_cent_never_moves_money():
                               {"from_account_id": "AC-1001", "to_account_id": "AC-1002", "amount": 0.01}) is None
     assert env.theme.toolset.call(env.db, ToolCall("transfer_funds", {"from_account_id": "AC-1", "to_account_id": "AC-2",
                                                                      "amount": float("nan")})).content.startswith("Error: invalid")
+
+
+# ---------------------------------------------------------------------------------------------- the checker itself
+
+def _plain_json(value, depth=0) -> bool:
+    if isinstance(value, str):
+        value.encode("utf-8")  # no lone surrogates reach a tool
+        return True
+    if value is None or isinstance(value, (bool, float)):
+        return True
+    if isinstance(value, int):
+        return value.bit_length() <= 256
+    if isinstance(value, list):
+        return all(_plain_json(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_json(k) and _plain_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(rng=st.randoms(use_true_random=False))
+def test_parsed_calls_carry_only_plain_json(rng):
+    from agentworld_gym.actions import parse_action
+
+    parsed = parse_action(random_action(rng, _env("finance").theme.tool_schemas))
+    for call in parsed.calls:
+        assert isinstance(call.name, str) and _plain_json(call.name)
+        assert _plain_json(call.arguments) and _plain_json(list(call.args))
+    assert _plain_json(parsed.text) and _plain_json(parsed.error or "")
+
+
+def test_the_checker_catches_an_error_observation_that_changed_the_world(monkeypatch):
+    from agentworld_gym.tools import ToolError
+
+    env = AgentWorldEnv("finance")
+    env.reset(seed=0)
+    tool = env.theme.toolset["get_account"]
+
+    def leaky(db, account_id):  # a read tool (no savepoint) that writes, then reports an error
+        db.execute("UPDATE accounts SET balance = 0")
+        raise ToolError("nope")
+
+    monkeypatch.setattr(tool, "fn", leaky)
+    with pytest.raises(AssertionError, match="changed the world"):
+        check_step(env, '{"name": "get_account", "arguments": {"account_id": "AC-1001"}}')
