@@ -37,6 +37,7 @@ MAX_INT_BITS = 256  # bigger integers are not read (they could not be printed or
 
 _JSON_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 _CALL_START = re.compile(r"\[?\s*[A-Za-z_][\w.]*\s*\(")  # at the start of stripped text: linear (no two quantifiers share a character)
+_LONG_DIGITS = re.compile(r"\d{78}")
 _NAME_PREFIXES = ("functions.", "default_api.")
 # Markers that mean the text is trying to be a tool call; such text is never a final answer.
 _CALL_MARKERS = ("<tool_call", "<|tool_call|>", "<|python_tag|>", "[TOOL_CALLS]", "<｜tool▁call", "<|tool_call_begin|>",
@@ -97,7 +98,8 @@ def parse_action(action: Any) -> ParsedAction:
 
 def _parse(action: str) -> ParsedAction:
     visible = _drop_reasoning(action).strip()
-    for marker, reader in _NATIVE:
+    has_native = "<" in visible or "[TOOL_CALLS]" in visible  # every native marker but Mistral's has a '<'
+    for marker, reader in _NATIVE if has_native else ():
         if marker in visible:
             calls, text = reader(visible)
             if not calls:
@@ -129,6 +131,8 @@ def _parse(action: str) -> ParsedAction:
 
 def _drop_reasoning(text: str) -> str:
     """Text without <think>…</think> blocks (an unclosed one runs to the end; a lone </think> ends one)."""
+    if "think>" not in text:
+        return text
     out, i = [], 0
     while True:
         j = text.find("<think>", i)
@@ -373,7 +377,8 @@ def _embedded_json(text: str, tries: int = 8) -> list[ToolCall]:
 def _loads(text: str) -> Any:
     """JSON, or lenient JSON (single quotes, trailing commas, True/False/None) read as Python literals."""
     try:
-        return _jsonable(json.loads(text), 0)
+        value = json.loads(text)
+        return _jsonable(value, 0) if _may_need_cleaning(text) else value
     except json.JSONDecodeError as exc:
         error = f"Could not read the tool call as JSON: {exc.msg} at position {exc.pos}."
     except ValueError as exc:  # e.g. an integer literal over Python's 4,300-digit limit
@@ -382,6 +387,13 @@ def _loads(text: str) -> Any:
         return _literal(ast.parse(text.strip(), mode="eval").body)
     except (SyntaxError, ValueError, _ParseFailure):
         raise _ParseFailure(error) from None
+
+
+def _may_need_cleaning(json_text: str) -> bool:
+    """Whether decoded JSON could hold a lone surrogate (only a \\u escape makes one), an integer over
+    MAX_INT_BITS (78+ digits) or nesting past MAX_DEPTH; three C-speed scans spare the walk on ordinary calls."""
+    return ("\\u" in json_text or json_text.count("{") + json_text.count("[") > MAX_DEPTH
+            or _LONG_DIGITS.search(json_text) is not None)
 
 
 def _from_json_values(text: str) -> list[ToolCall]:
@@ -414,14 +426,15 @@ def _from_json(obj: Any) -> list[ToolCall]:
         raise _ParseFailure(f"Expected a JSON object with 'name' and 'arguments', got {type(obj).__name__}.")
     if "tool_calls" in obj:  # an OpenAI assistant message
         return _from_json(obj["tool_calls"] or [])
-    for key in ("function", "function_call", "functionCall"):  # OpenAI tools, legacy functions, Gemini
-        if isinstance(obj.get(key), dict):
-            obj = obj[key]
-            break
-    name = obj.get("name", obj.get("tool_name"))
+    if "name" not in obj:
+        for key in ("function", "function_call", "functionCall"):  # OpenAI tools, legacy functions, Gemini
+            if isinstance(obj.get(key), dict):
+                obj = obj[key]
+                break
+    name = obj["name"] if "name" in obj else obj.get("tool_name")
     if not isinstance(name, str) or not name:
         raise _ParseFailure('Expected a JSON tool call like {"name": "...", "arguments": {...}}; the "name" is missing.')
-    arguments = next((obj[k] for k in ("arguments", "parameters", "args", "input") if k in obj), {})
+    arguments = obj["arguments"] if "arguments" in obj else next((obj[k] for k in ("parameters", "args", "input") if k in obj), {})
     if isinstance(arguments, str):
         arguments = _loads(arguments) if arguments.strip() else {}
     return [_call(name, arguments)]
@@ -438,6 +451,8 @@ def _call(name: str, arguments: Any) -> ToolCall:
 
 
 def _tool_name(name: str) -> str:
+    if "." not in name:
+        return name
     for prefix in _NAME_PREFIXES:
         if name.startswith(prefix):
             return name[len(prefix):]
