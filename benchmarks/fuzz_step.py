@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from agentworld_gym.envs.registry import theme_ids
 from tqdm import tqdm
 
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym.env import AgentWorldEnv
-from agentworld_gym.envs.registry import theme_ids
 from agentworld_gym.errors import TaskError
 from agentworld_gym.utils.fuzz import check_step, random_action
 

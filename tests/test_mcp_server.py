@@ -14,11 +14,11 @@ import pytest
 
 pytest.importorskip("mcp")
 from agentworld_gym.envs import get_theme  # noqa: E402
-from agentworld_gym.mcp.server import theme_server  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 import agentworld_gym  # noqa: E402,F401
+from agentworld_gym.mcp.server import theme_server  # noqa: E402
 
 SERVE = [sys.executable, "-m", "agentworld_gym.mcp", "serve", "finance"]
 
@@ -176,10 +176,10 @@ def test_http_bearer_token_auth():
             with pytest.raises(Exception):  # noqa: B017 - the SDK wraps the 401 in its own error types
                 async with Client(url, mode="legacy") as client:
                     await client.call_tool("get_account", {"account_id": "AC-1001"})
-            async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}) as http:
-                async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-                    r = await client.call_tool("get_account", {"account_id": "AC-1001"})
-                    assert not r.is_error
+            async with (httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}) as http,
+                        Client(streamable_http_client(url, http_client=http), mode="legacy") as client):
+                r = await client.call_tool("get_account", {"account_id": "AC-1001"})
+                assert not r.is_error
 
         anyio.run(main)
         r = httpx2.post(url, json={}, headers={"Authorization": "Bearer wrong"})

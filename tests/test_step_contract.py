@@ -11,13 +11,13 @@ import time
 import gymnasium as gym
 import numpy as np
 import pytest
+from agentworld_gym.envs.registry import theme_ids
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentworld_gym
 from agentworld_gym.actions import MAX_ACTION_CHARS, ToolCall
 from agentworld_gym.env import AgentWorldEnv
-from agentworld_gym.envs.registry import theme_ids
 from agentworld_gym.spaces import sample_value
 from agentworld_gym.tools import validate_arguments
 from agentworld_gym.utils.fuzz import check_step, random_action

@@ -6,9 +6,9 @@ import json
 
 
 def cmd_serve(args) -> int:
-    from .server import serve
-
     import os
+
+    from .server import serve
 
     serve(args.theme, transport=args.transport, host=args.host, port=args.port, db_seed=args.db_seed,
           max_sessions=args.max_sessions, auth_token=args.auth_token or os.environ.get("AGENTWORLD_SERVE_TOKEN") or None)
