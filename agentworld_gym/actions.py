@@ -41,7 +41,7 @@ _LONG_DIGITS = re.compile(r"\d{78}")
 _NAME_PREFIXES = ("functions.", "default_api.")
 # Markers that mean the text is trying to be a tool call; such text is never a final answer.
 _CALL_MARKERS = ("<tool_call", "<|tool_call|>", "<|python_tag|>", "[TOOL_CALLS]", "<｜tool▁call", "<|tool_call_begin|>",
-                 "<function=", "```tool_code", "<|call|>", '"function_call"', '"tool_calls"')
+                 "<function=", "```tool_code", "<|call|>", '"function_call"', '"tool_calls"', '"arguments":', "'arguments':")
 
 
 @dataclass(frozen=True)

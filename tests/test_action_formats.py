@@ -70,6 +70,7 @@ def test_several_calls_in_one_block(text):
     'Here you go: {"function_call": {"name": "get_account", "arguments": "{\\"account_id\\": "}}',
     "```tool_code\nprint(default_api.get_account(account_id=))\n```",
     "<|tool_call_begin|>functions.get_account:0<|tool_call_argument_begin|>{'a': }<|tool_call_end|>",
+    'Sure, calling it: {"name": "get_account", "arguments": {"account_id": }',
 ])
 def test_text_that_attempts_a_call_is_an_error_never_a_final_answer(text):
     parsed = parse_action(text)
