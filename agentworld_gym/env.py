@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import numbers
+import reprlib
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-from .actions import ParsedAction, parse_action
+from .actions import ParsedAction, clean_text, parse_action
 from .backend import Backend
 from .errors import ConfigError, ResetNeededError, TaskError, check_choice, check_unknown_kwargs
 from .spaces import TextSpace, ToolCallSpace
@@ -27,7 +29,18 @@ REWARD_MODES = ("binary", "partial")
 
 
 def _clip(text: str, limit: int = MAX_ECHO) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit} more characters cut]"
+    """At most `limit` characters of `text`, encodable (lone surrogates replaced), with a note of what was cut."""
+    return clean_text(text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit} more characters cut]")
+
+
+def _action_text(action: Any) -> str:
+    """The action as the transcript shows it: the text itself, or a bounded repr of a non-text object."""
+    if isinstance(action, str):
+        return action
+    try:
+        return reprlib.repr(action)
+    except Exception:  # an object whose __repr__ fails is still an agent's action, not a crash
+        return f"<{type(action).__name__} object>"
 
 
 class AgentWorldEnv(gym.Env[str, str]):
@@ -120,7 +133,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         if self._done:
             raise ResetNeededError("Expected reset() before step(): the episode has not started or has ended. Call env.reset().")
         parsed = parse_action(action)
-        text = action if isinstance(action, str) else repr(action)
+        text = _action_text(action)
         self.turn += 1
         terminated = self._apply(parsed, text)
         truncated = not terminated and self.turn >= self.max_turns
@@ -139,7 +152,9 @@ class AgentWorldEnv(gym.Env[str, str]):
         if self.render_mode == "ansi":
             return self._transcript
         if self.render_mode == "human":
-            print(self._transcript)
+            # The console may not take every character an agent typed: replace what it cannot encode.
+            encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+            print(self._transcript.encode(encoding, "replace").decode(encoding, "replace"))
         return None
 
     def close(self) -> None:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+
+from .actions import MAX_ACTION_CHARS
 
 _WORDS = ("alpha", "bravo", "delta", "north", "blue", "42", "1001", "AC-1001", "open", "paid")
 
@@ -47,9 +52,10 @@ class TextSpace(spaces.Space[str]):
 
 
 class ToolCallSpace(TextSpace):
-    """Text actions; `sample()` returns a well-formed JSON call to one of the env's tools."""
+    """Text actions up to the parser's limit; `sample()` returns a well-formed JSON call to one of the env's tools.
+    (A longer action is not an error of the caller: the env answers it with an error observation.)"""
 
-    def __init__(self, tools: list[dict] | None = None, max_length: int = 1_000_000, seed=None):
+    def __init__(self, tools: list[dict] | None = None, max_length: int = MAX_ACTION_CHARS, seed=None):
         self.tools = [t.get("function", t) for t in tools or []]  # accept OpenAI-format or bare schemas
         super().__init__(max_length=max_length, seed=seed)
 
@@ -93,23 +99,92 @@ def sample_value(prop: dict, rng: np.random.Generator) -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # Vector envs: a batch of text is a tuple of str (gymnasium's convention for Text spaces).
+#
+# AsyncVectorEnv's default shared_memory=True wants a fixed-size buffer per observation; a transcript has no
+# fixed size. So the "shared memory" of a TextSpace is one file per sub-env in a private folder (on /dev/shm,
+# i.e. RAM, where there is one): the worker writes its observation there before it answers the step, and
+# the main process reads it back on access. Any length fits; nothing is truncated.
+
+
+class TextSlots:
+    """One file per sub-env holding its latest observation; made by the main process, written by workers."""
+
+    def __init__(self, n: int):
+        import tempfile
+        import weakref
+
+        base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        self.folder = tempfile.mkdtemp(prefix="agentworld-obs-", dir=base)
+        self.n = n
+        for i in range(n):
+            self.write(i, "")
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)  # only the owner removes it
+
+    def __getstate__(self) -> dict:
+        return {"folder": self.folder, "n": self.n}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)  # a worker's copy: no cleanup of its own
+
+    def path(self, i: int) -> str:
+        return os.path.join(self.folder, str(i))
+
+    def write(self, i: int, text: str) -> None:
+        tmp = self.path(i) + ".tmp"
+        with open(tmp, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(text)
+        os.replace(tmp, self.path(i))  # a reader never sees half a transcript
+
+    def read(self, i: int) -> str:
+        with open(self.path(i), encoding="utf-8", errors="surrogatepass") as f:
+            return f.read()
+
+
+class SharedTextBatch(Sequence):
+    """The batch AsyncVectorEnv keeps as its observations: a tuple-like view that reads the slots when
+    indexed; copying it (AsyncVectorEnv's default copy=True) gives a plain tuple of str."""
+
+    def __init__(self, slots: TextSlots):
+        self.slots = slots
+
+    def __len__(self) -> int:
+        return self.slots.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        if not -self.slots.n <= i < self.slots.n:
+            raise IndexError(i)
+        return self.slots.read(i % self.slots.n)
+
+    def __deepcopy__(self, memo) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return f"SharedTextBatch({tuple(self)!r})"
 
 
 def _register_vector_handlers() -> None:
-    from gymnasium.vector.utils import create_empty_array, create_shared_memory
+    from gymnasium.vector.utils import create_empty_array, create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
     @create_empty_array.register(TextSpace)
     def _empty_text(space: TextSpace, n: int = 1, fn: Any = np.zeros) -> tuple[str, ...]:
         return tuple("" for _ in range(n))
 
     @create_shared_memory.register(TextSpace)
-    def _no_shared_text(space: TextSpace, n: int = 1, ctx: Any = None):
-        from .errors import ConfigError
+    def _text_slots(space: TextSpace, n: int = 1, ctx: Any = None) -> TextSlots:
+        return TextSlots(n)
 
-        raise ConfigError(
-            f"Expected shared_memory=False for {space!r}: transcripts have no fixed size to share. "
-            "Use gymnasium.vector.AsyncVectorEnv(fns, shared_memory=False), or agentworld_gym.vector.make_vector_env."
-        )
+    @read_from_shared_memory.register(TextSpace)
+    def _read_text(space: TextSpace, shared_memory: TextSlots, n: int = 1) -> SharedTextBatch:
+        return SharedTextBatch(shared_memory)
+
+    @write_to_shared_memory.register(TextSpace)
+    def _write_text(space: TextSpace, index: int, value: str, shared_memory: TextSlots) -> None:
+        shared_memory.write(index, value)
 
 
 _register_vector_handlers()

@@ -103,13 +103,20 @@ def load_tasks(path: str | Path) -> list[Task]:
 # Answer normalisation
 
 
+# Matched only on short, stripped text (see _number), so the optional parts around the number stay cheap.
+_NUMBER = re.compile(r"[$€£]?\s*(-?\d[\d,]*(?:\.\d+)?|-?\.\d+)\s*%?\s*[A-Za-z]{0,4}\.?")
+
+
 def _number(x: Any) -> float | None:
     if isinstance(x, bool):
         return None
     if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, str):
-        m = re.fullmatch(r"\s*[$€£]?\s*(-?[\d,]*\.?\d+)\s*%?\s*[A-Za-z]{0,4}\s*\.?\s*", x)
+        try:
+            return float(x)
+        except OverflowError:  # an integer beyond float range is no answer to a numeric task
+            return None
+    if isinstance(x, str) and len(x) <= 100:  # a number is short; the bound keeps the match cheap on any text
+        m = _NUMBER.fullmatch(x.strip())
         if m:
             try:
                 return float(m.group(1).replace(",", ""))
@@ -126,11 +133,19 @@ def _items(x: Any) -> list[str]:
     if isinstance(x, (list, tuple, set)):
         return sorted(_text(i) for i in x)
     if isinstance(x, str):
-        return sorted(_text(i) for i in re.split(r"\s*[,;\n]\s*", x.strip().strip("[]")) if i.strip())
+        # Split on the separators, then trim: a regex with \s* on both sides of them backtracks quadratically.
+        return sorted(_text(i) for i in re.split(r"[,;\n]", x.strip().strip("[]")) if i.strip())
     return [_text(x)]
 
 
+# An answer this long (characters, or items of a list) matches no task's answer; refusing it up front keeps
+# verification of a pathological 100,000-character answer from splitting and sorting it.
+MAX_ANSWER_SIZE = 10_000
+
+
 def answers_match(expected: Any, got: Any, answer_type: str, tolerance: float = 0.01) -> bool:
+    if isinstance(got, (str, list, tuple, dict)) and len(got) > MAX_ANSWER_SIZE:
+        return False
     if answer_type == "number":
         a, b = _number(expected), _number(got)
         return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6, abs_tol=tolerance)

@@ -21,7 +21,9 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import math
 import re
+import reprlib
 import sqlite3
 import types
 import typing
@@ -149,15 +151,21 @@ def tool(
     returns: str = "",
     examples: dict | None = None,
     name: str | None = None,
+    bounds: dict[str, tuple[float, float]] | None = None,
 ):
     """Decorator turning a typed, documented function into a `Tool`.
 
-    `consumes` defaults to the parameters whose name ends in `_id`.
+    `consumes` defaults to the parameters whose name ends in `_id`. `bounds` gives a number parameter its
+    schema `minimum` and `maximum` (money: at least a cent), checked before the tool runs.
     """
 
     def wrap(f: Callable) -> Tool:
         description, arg_docs = parse_docstring(f.__doc__ or "")
         parameters, order = schema_from_signature(f, arg_docs)
+        for arg, (low, high) in (bounds or {}).items():
+            if parameters["properties"].get(arg, {}).get("type") not in ("number", "integer"):
+                raise ToolDefinitionError(f"Expected bounds only on number parameters of {f.__name__}, got {arg!r}.")
+            parameters["properties"][arg].update(minimum=low, maximum=high)
         cons = tuple(consumes) if consumes is not None else tuple(p for p in order if p.endswith("_id"))
         if mode not in (READ, WRITE):
             raise ToolDefinitionError(f"Expected mode 'read' or 'write' for {f.__name__}, got {mode!r}.")
@@ -238,6 +246,10 @@ def schema_from_signature(fn: Callable, arg_docs: dict[str, str]) -> tuple[dict,
     return schema, tuple(props)
 
 
+# Any number an agent passes must be finite and at most this large (SQLite integers are 64-bit; a float this
+# size has no cents left); a schema's own minimum/maximum narrows it further.
+MAX_MAGNITUDE = 1e15
+
 _PY_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list, "object": dict}
 
 
@@ -266,16 +278,38 @@ def _check_value(prop: dict, value: Any, where: str) -> str | None:
     kind = prop.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind else []
     if kinds and not any(_is_type(value, k) for k in kinds):
-        shown = repr(value) if len(repr(value)) < 40 else repr(value)[:37] + "..."
-        return f"Argument {where!r} expected {' or '.join(kinds)}, got {_json_name(value)} {shown}."
+        return f"Argument {where!r} expected {' or '.join(kinds)}, got {_json_name(value)} {_shown(value)}."
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        err = _check_number(prop, value, where)
+        if err:
+            return err
     if "enum" in prop and value not in prop["enum"]:
-        return f"Argument {where!r} must be one of {prop['enum']}, got {value!r}."
+        return f"Argument {where!r} must be one of {prop['enum']}, got {_shown(value)}."
     if "array" in kinds and isinstance(value, list) and prop.get("items"):
         for i, item in enumerate(value):
             err = _check_value(prop["items"], item, f"{where}[{i}]")
             if err:
                 return err
     return None
+
+
+def _check_number(prop: dict, value: float, where: str) -> str | None:
+    if not (math.isfinite(value) and -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE):
+        return f"Argument {where!r} must be a finite number between {-MAX_MAGNITUDE:g} and {MAX_MAGNITUDE:g}, got {_shown(value)}."
+    if prop.get("minimum") is not None and value < prop["minimum"]:
+        return f"Argument {where!r} must be at least {prop['minimum']:g}, got {_shown(value)}."
+    if prop.get("maximum") is not None and value > prop["maximum"]:
+        return f"Argument {where!r} must be at most {prop['maximum']:g}, got {_shown(value)}."
+    if prop.get("exclusiveMinimum") is not None and value <= prop["exclusiveMinimum"]:
+        return f"Argument {where!r} must be greater than {prop['exclusiveMinimum']:g}, got {_shown(value)}."
+    if prop.get("exclusiveMaximum") is not None and value >= prop["exclusiveMaximum"]:
+        return f"Argument {where!r} must be less than {prop['exclusiveMaximum']:g}, got {_shown(value)}."
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A short repr for an error message (reprlib bounds the cost on huge values)."""
+    return reprlib.repr(value)
 
 
 def _is_type(value: Any, kind: str) -> bool:

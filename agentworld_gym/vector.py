@@ -2,7 +2,8 @@
 
 Factories (thunks), not live envs, cross the process boundary, so every worker builds its own
 env and database. Text observations batch as tuples of str; async workers pass them by pickling
-(`shared_memory=False`), since transcripts have no fixed size to put in shared memory.
+(`shared_memory=False`). Plain `gym.vector.AsyncVectorEnv(fns)` with its default shared memory works too
+(text slots in files, see `agentworld_gym.spaces.TextSlots`).
 
     envs = make_vector_env("AgentWorld/finance-v0", 4, mode="async", difficulty=1)
     obs, infos = envs.reset(seed=0)          # obs: tuple of 4 transcripts

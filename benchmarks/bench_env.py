@@ -28,6 +28,7 @@ class Args:
     steps: int = 20_000
     resets: int = 2_000
     episode_len: int = 20  # steps per episode; resets between episodes are not timed as steps
+    rounds: int = 10  # step and floor alternate in this many rounds; the best round of each counts
     out: str = "benchmarks/results/bench_env.json"
 
 
@@ -37,10 +38,10 @@ TASK = Task(id="bench-1", theme="finance", kind="imported", instruction="What is
             solution=({"name": "get_account", "arguments": {"account_id": "AC-1010"}},), answer_type="text", answer="?")
 
 
-def bench_steps(args: Args) -> float:
+def bench_steps(args: Args, steps: int) -> float:
     env = AgentWorldEnv(args.theme, max_turns=args.episode_len + 1, tasks=[TASK])
     elapsed, done = 0.0, 0
-    while done < args.steps:
+    while done < steps:
         env.reset(seed=done)
         t = time.perf_counter()
         for _ in range(args.episode_len):
@@ -50,16 +51,24 @@ def bench_steps(args: Args) -> float:
     return done / elapsed
 
 
-def bench_floor(args: Args) -> float:
+def bench_floor(args: Args, steps: int) -> float:
     env = AgentWorldEnv(args.theme, tasks=[TASK])
     conn = open_copy(env.theme.world().template)
     t = time.perf_counter()
-    for _ in range(args.steps):
+    for _ in range(steps):
         call = json.loads(ACTION)
         cur = conn.execute("SELECT * FROM accounts WHERE account_id = ?", (call["arguments"]["account_id"],))
         row = dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
         json.dumps(row)
-    return args.steps / (time.perf_counter() - t)
+    return steps / (time.perf_counter() - t)
+
+
+def bench_step_and_floor(args: Args) -> tuple[float, float]:
+    """Step and floor in alternating rounds, best round of each: on a shared machine another process's burst
+    then hits both sides alike instead of skewing the ratio."""
+    per_round = max(args.steps // args.rounds, args.episode_len)
+    rounds = [(bench_steps(args, per_round), bench_floor(args, per_round)) for _ in range(args.rounds)]
+    return max(r[0] for r in rounds), max(r[1] for r in rounds)
 
 
 def bench_reset(args: Args, synthesize: bool) -> float:
@@ -86,7 +95,7 @@ def main() -> None:
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
     args = Args(**vars(p.parse_args()))
 
-    steps, floor = bench_steps(args), bench_floor(args)
+    steps, floor = bench_step_and_floor(args)
     copy_ms, size = bench_copy(args)
     reset_ms = bench_reset(args, synthesize=False)
     try:

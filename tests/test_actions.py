@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentworld_gym.actions import ToolCall, parse_action
+from agentworld_gym.actions import MAX_ACTION_CHARS, ToolCall, parse_action
 
 
 def test_json_call():
@@ -85,4 +85,5 @@ def test_parser_never_raises(text):
 def test_pathological_inputs():
     assert parse_action("[" * 100_000).error is not None
     assert parse_action("{" + '"a":' * 50_000).error is not None
-    assert parse_action("x" * 1_000_000).is_response
+    assert parse_action("x" * MAX_ACTION_CHARS).is_response
+    assert "limit is 100,000" in parse_action("x" * 1_000_000).error

@@ -72,9 +72,37 @@ def test_plain_gymnasium_vector_env_batches_answers_of_mixed_types():
     assert 7 in answers and "seven" in answers and [1] in answers
 
 
-def test_shared_memory_with_text_spaces_is_a_clear_error():
-    with pytest.raises(ConfigError, match="shared_memory=False"):
-        gym.vector.AsyncVectorEnv([make_env("AgentWorld/finance-v0")] * 2, shared_memory=True)
+def test_plain_async_vector_env_with_default_arguments_works():
+    """The call people write first: default shared_memory=True, copy=True, a lambda factory."""
+    envs = gym.vector.AsyncVectorEnv([lambda: gym.make("AgentWorld/finance-v0")] * 2)
+    sync = gym.vector.SyncVectorEnv([lambda: gym.make("AgentWorld/finance-v0")] * 2)
+    try:
+        obs, _ = envs.reset(seed=5)
+        assert obs == sync.reset(seed=5)[0] and isinstance(obs, tuple)
+        long_call = json.dumps({"name": "get_account", "arguments": {"account_id": "AC-1001", "note": "x" * 50_000}})
+        for action in (LOOKUP, long_call, SUBMIT, LOOKUP):  # through an episode end and NextStep autoreset
+            obs, rewards, terminated, truncated, _ = envs.step((action, LOOKUP))
+            expected = sync.step((action, LOOKUP))
+            assert obs == expected[0] and rewards.tolist() == expected[1].tolist() and terminated.tolist() == expected[2].tolist()
+            assert all(isinstance(o, str) for o in obs)
+        kept = obs
+        envs.step((LOOKUP, LOOKUP))
+        assert kept == expected[0]  # copy=True: an earlier batch does not change under the caller
+    finally:
+        envs.close()
+        sync.close()
+
+
+def test_async_vector_env_without_copy_sees_the_latest_observations():
+    envs = gym.vector.AsyncVectorEnv([make_env("AgentWorld/finance-v0")] * 2, copy=False)
+    try:
+        live, _ = envs.reset(seed=1)
+        at_reset = tuple(live)
+        envs.step((LOOKUP, LOOKUP))
+        assert len(live) == 2 and live[-1] == live[1]
+        assert all("[assistant]" not in o for o in at_reset) and all("[assistant]" in o for o in live)
+    finally:
+        envs.close()
 
 
 def test_same_step_autoreset_returns_the_reset_observation():

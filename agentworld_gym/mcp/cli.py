@@ -9,9 +9,12 @@ from ..errors import ConfigError
 
 
 def cmd_serve(args) -> int:
+    import os
+
     from .server import serve
 
-    serve(args.theme, transport=args.transport, host=args.host, port=args.port, db_seed=args.db_seed)
+    serve(args.theme, transport=args.transport, host=args.host, port=args.port, db_seed=args.db_seed,
+          max_sessions=args.max_sessions, auth_token=args.auth_token or os.environ.get("AGENTWORLD_SERVE_TOKEN") or None)
     return 0
 
 
@@ -51,6 +54,10 @@ def add_commands(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (loopback by default)")
     p.add_argument("--port", type=int, default=8000, help="HTTP port")
     p.add_argument("--db-seed", type=int, default=0, help="which world to build")
+    p.add_argument("--max-sessions", type=int, default=256,
+                   help="worlds kept at once; the least recently used is dropped and its client told 'session expired'")
+    p.add_argument("--auth-token", default=None,
+                   help="HTTP: require 'Authorization: Bearer TOKEN' on every request (default: $AGENTWORLD_SERVE_TOKEN, else none)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("import", help="register external environments (Agent-World release, tau2-bench)")

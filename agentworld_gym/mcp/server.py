@@ -1,13 +1,24 @@
 """Serve a theme, or a live episode, as a real MCP server (the mcp SDK's `MCPServer`).
 
-`theme_server(theme)` exposes exactly the theme's tools, with the JSON Schemas and descriptions the
-env uses; a tool error comes back as an MCP tool error (`is_error`) carrying the env's message.
-Every client session plays in its own world (a private copy of the theme's database):
+`theme_server(theme)` exposes the theme's tools, with the JSON Schemas and descriptions the env uses (a tool
+error comes back as an MCP tool error, `is_error`, carrying the env's message), plus two session tools.
+Every client plays in its own world (a private copy of the theme's database), whatever protocol it speaks:
 
-  * the session is `_meta["agentworld/session"]` on the call when the client sends one, else the
-    streamable-HTTP session id (`Mcp-Session-Id`), else the process (stdio: one client per process);
-  * `_meta["agentworld/reset"] = true` on a call gives that session a fresh world before the call;
-  * a new session starts in a fresh world; at most MAX_SESSIONS worlds are kept (least recent dropped).
+  * handshake-era clients over HTTP (protocol 2024-11-05 … 2025-11-25, `Client(url, mode="legacy")`): the world
+    belongs to the server-issued `Mcp-Session-Id`;
+  * stateless clients over HTTP (protocol 2026-07-28, the SDK's default `Client(url)`): there is no session id, so
+    the client calls `start_session` once and passes the token it returns as `_meta["agentworld/session"]` on
+    every call; a call with neither is refused with an error that says exactly this;
+  * stdio and in-process clients: one client per server, one world;
+  * a token from `start_session` works on any transport. Ids and tokens are server-issued random secrets
+    (`secrets.token_urlsafe(32)`, the SDK's uuid4 session ids), so a client cannot name another's world; a token
+    the server did not issue is refused.
+
+`reset_world` (or `_meta["agentworld/reset"] = true` on a call) gives the caller a fresh world. At most
+`max_sessions` worlds are kept (`agentworld serve --max-sessions`); past that the least recently used is
+dropped, and its client's next call gets "session expired, call reset_world" — never a silent new world.
+`agentworld serve --transport http` binds 127.0.0.1 by default and takes `--auth-token` (or
+$AGENTWORLD_SERVE_TOKEN): then every HTTP request needs `Authorization: Bearer <token>`.
 
 The theme's schema document is the resource `agentworld://<theme>/schema`.
 
@@ -17,7 +28,10 @@ call played through `env.step()`, so an external MCP agent plays and the Gym sid
 
 from __future__ import annotations
 
+import hmac
 import json
+import logging
+import secrets
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
@@ -27,13 +41,25 @@ from ..actions import ToolCall
 from ..errors import require
 from ..tools import ToolResult
 
+log = logging.getLogger(__name__)
+
 SESSION_META = "agentworld/session"
 RESET_META = "agentworld/reset"
 MAX_SESSIONS = 256
-DEFAULT_SESSION = "default"
+START_SESSION, RESET_WORLD = "start_session", "reset_world"
+LOCAL = "local"  # stdio or in-process: one client per server
+STATELESS = "stateless"  # HTTP without a session id or token: no way to tell clients apart
 
-# run(session, reset, tool name, arguments) -> ToolResult
+# run(client key, reset, tool name, arguments) -> ToolResult; the key is LOCAL, STATELESS, "http:<id>" or "token:<t>"
 RunFn = Callable[[str, bool, str, dict], ToolResult]
+
+SESSION_TOOLS = [
+    {"type": "function", "function": {"name": START_SESSION, "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+     "description": "Start a private world and return its session token. Pass the token as _meta['agentworld/session'] on every "
+                    "later call. Needed by clients whose protocol sends no session id (stateless HTTP); optional for others."}},
+    {"type": "function", "function": {"name": RESET_WORLD, "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+     "description": "Throw away your world and start a fresh copy (also the way back after 'session expired')."}},
+]
 
 
 @lru_cache(maxsize=1)
@@ -68,19 +94,29 @@ def _server_class():
             return None if f is None else f["parameters"]
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
-            session, reset = DEFAULT_SESSION, False
-            rc = getattr(context, "request_context", None) if context is not None else None
-            if rc is not None:
-                meta = rc.meta or {}
-                request = rc.request
-                header = request.headers.get("mcp-session-id") if request is not None and hasattr(request, "headers") else None
-                session = str(meta.get(SESSION_META) or header or DEFAULT_SESSION)
-                reset = bool(meta.get(RESET_META))
-            result = self._run(session, reset, name, dict(arguments or {}))
+            key, reset = client_key(context)
+            result = self._run(key, reset, name, dict(arguments or {}))
             structured = result.data if result.ok and isinstance(result.data, dict) else None
             return CallToolResult(content=[TextContent(type="text", text=result.content)], structured_content=structured, is_error=not result.ok)
 
     return ToolServer
+
+
+def client_key(context) -> tuple[str, bool]:
+    """Which client a call comes from (see the module doc), and whether it asks for a fresh world."""
+    rc = getattr(context, "request_context", None) if context is not None else None
+    if rc is None:
+        return LOCAL, False
+    meta = rc.meta or {}
+    reset = bool(meta.get(RESET_META))
+    if meta.get(SESSION_META) is not None:
+        return f"token:{meta[SESSION_META]}", reset
+    request = rc.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return LOCAL, reset
+    session_id = headers.get("mcp-session-id")
+    return (f"http:{session_id}", reset) if session_id else (STATELESS, reset)
 
 
 def schema_doc(theme) -> str:
@@ -97,30 +133,75 @@ def schema_doc(theme) -> str:
     return "\n".join(lines) + "\n"
 
 
+class SessionExpired(Exception):
+    pass
+
+
 class ThemeWorlds:
-    """Per-session worlds of one theme: private database copies, least recently used dropped first."""
+    """Per-client worlds of one theme: private database copies, at most `max_sessions` of them (least recently
+    used dropped first, and remembered, so that client hears "session expired" instead of getting a new world)."""
 
     def __init__(self, theme, db_seed: int = 0, max_sessions: int = MAX_SESSIONS):
+        from ..errors import ConfigError
         from ..world import open_copy
 
+        if max_sessions < 1:
+            raise ConfigError(f"Expected max_sessions >= 1, got {max_sessions!r}.")
         self.theme, self.db_seed, self.max_sessions = theme, db_seed, max_sessions
         self._open = open_copy
         self._template = theme.world(db_seed).template
         self._worlds: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
+        self._expired: OrderedDict[str, None] = OrderedDict()  # bounded memory of dropped sessions
 
-    def world(self, session: str, reset: bool = False):
-        if reset and session in self._worlds:
-            self._worlds.pop(session)[0].close()
-        if session not in self._worlds:
+    def __len__(self) -> int:
+        return len(self._worlds)
+
+    def world(self, key: str, reset: bool = False):
+        if reset:
+            self._drop(key)
+            self._expired.pop(key, None)
+        elif key in self._expired:
+            raise SessionExpired(key)
+        if key not in self._worlds:
             conn = self._open(self._template)
-            self._worlds[session] = (conn, self.theme.db(conn))
+            self._worlds[key] = (conn, self.theme.db(conn))
             while len(self._worlds) > self.max_sessions:
-                self._worlds.popitem(last=False)[1][0].close()
-        self._worlds.move_to_end(session)
-        return self._worlds[session][1]
+                old, (old_conn, _) = self._worlds.popitem(last=False)
+                old_conn.close()
+                self._expired[old] = None
+                while len(self._expired) > 16 * self.max_sessions:
+                    self._expired.popitem(last=False)
+        self._worlds.move_to_end(key)
+        return self._worlds[key][1]
 
-    def run(self, session: str, reset: bool, name: str, arguments: dict) -> ToolResult:
-        return self.theme.toolset.call(self.world(session, reset), ToolCall(name, arguments))
+    def _drop(self, key: str) -> None:
+        if key in self._worlds:
+            self._worlds.pop(key)[0].close()
+
+    def start_session(self) -> str:
+        token = secrets.token_urlsafe(32)
+        self.world(f"token:{token}")
+        return token
+
+    def run(self, key: str, reset: bool, name: str, arguments: dict) -> ToolResult:
+        if name == START_SESSION:
+            token = self.start_session()
+            return ToolResult(True, json.dumps({"session": token, "meta_key": SESSION_META}), {"session": token, "meta_key": SESSION_META})
+        if key == STATELESS:
+            return ToolResult(False, "Error: this server keeps one private world per client, and your client's protocol (stateless "
+                                     f"HTTP) sends no session id. Call {START_SESSION} once and pass the token it returns as "
+                                     f"_meta[{SESSION_META!r}] on every call.")
+        if key.startswith("token:") and key not in self._worlds and key not in self._expired:
+            return ToolResult(False, f"Error: unknown session token; this server did not issue it. Call {START_SESSION} to get one.")
+        if name == RESET_WORLD:
+            self.world(key, reset=True)
+            return ToolResult(True, json.dumps({"reset": True}), {"reset": True})
+        try:
+            db = self.world(key, reset)
+        except SessionExpired:
+            return ToolResult(False, f"Error: session expired: this server keeps at most {self.max_sessions} worlds and dropped yours "
+                                     f"(the least recently used). Call {RESET_WORLD} to start a fresh world.")
+        return self.theme.toolset.call(db, ToolCall(name, arguments))
 
     def close(self) -> None:
         for conn, _ in self._worlds.values():
@@ -128,16 +209,21 @@ class ThemeWorlds:
         self._worlds.clear()
 
 
-def theme_server(theme, db_seed: int = 0, name: str | None = None):
-    """An MCPServer exposing `theme`'s tools over per-session worlds (see the module doc)."""
+def theme_server(theme, db_seed: int = 0, name: str | None = None, max_sessions: int = MAX_SESSIONS):
+    """An MCPServer exposing `theme`'s tools (plus start_session and reset_world) over per-client worlds (see the module doc)."""
     if isinstance(theme, str):
         from ..envs import get_theme
 
         theme = get_theme(theme)
-    worlds = ThemeWorlds(theme, db_seed)
+    clash = {START_SESSION, RESET_WORLD} & set(theme.toolset.tools)
+    if clash:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"Expected no theme tool named {sorted(clash)} (the server's session tools), got one in {theme.id!r}.")
+    worlds = ThemeWorlds(theme, db_seed, max_sessions)
     doc = schema_doc(theme)
     resources = [(f"agentworld://{theme.id}/schema", "schema", f"Tables, keys and rules of the {theme.spec.title} world", lambda: doc)]
-    server = _server_class()(name or f"agentworld-{theme.id}", theme.toolset.schemas, worlds.run, resources,
+    server = _server_class()(name or f"agentworld-{theme.id}", [*theme.toolset.schemas, *SESSION_TOOLS], worlds.run, resources,
                              instructions=f"{theme.spec.title}: {theme.spec.description}")
     server.worlds = worlds
     return server
@@ -168,10 +254,35 @@ def episode_server(env, name: str | None = None):
                            instructions=env.theme.system_prompt)
 
 
-def serve(theme_id: str, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, db_seed: int = 0) -> None:
+def serve(theme_id: str, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, db_seed: int = 0,
+          max_sessions: int = MAX_SESSIONS, auth_token: str | None = None) -> None:
     """Run a theme's MCP server until interrupted (`agentworld serve`)."""
-    server = theme_server(theme_id, db_seed)
+    server = theme_server(theme_id, db_seed, max_sessions=max_sessions)
     if transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port)
+        return
+    import uvicorn
+
+    if auth_token is None and host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning("serving on %s without --auth-token: anyone who can reach this address can use the server", host)
+    app = server.streamable_http_app(host=host)
+    uvicorn.run(BearerAuth(app, auth_token) if auth_token else app, host=host, port=port, log_level="warning")
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>` (else 401)."""
+
+    def __init__(self, app, token: str):
+        self.app, self._expected = app, f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            got = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(got, self._expected):
+                body = json.dumps({"error": "unauthorized: send the header 'Authorization: Bearer <token>' "
+                                            "with the token the server was started with (--auth-token)"}).encode()
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -180,20 +182,65 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+MANIFEST = "manifest.json"
+
+
+def _manifest(path: Path) -> dict:
+    return {str(f.relative_to(path)): f.stat().st_size for f in sorted(path.rglob("*")) if f.is_file() and f.name != MANIFEST}
+
+
+def checkpoint_complete(path: Path) -> bool:
+    """True when `path` holds every file its manifest lists, at the listed sizes."""
+    try:
+        listed = json.loads((path / MANIFEST).read_text())["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return isinstance(listed, dict) and STATE_FILE in listed and all(
+        (path / name).is_file() and (path / name).stat().st_size == size for name, size in listed.items())
+
+
 def latest_checkpoint(out_dir: str | Path) -> Path | None:
-    found = sorted(p for p in Path(out_dir).glob(CKPT_PREFIX + "*") if (p / STATE_FILE).exists())
-    return found[-1] if found else None
+    """The newest complete checkpoint under out_dir (a manifest vouches for it); broken ones are skipped with a warning."""
+    for path in sorted(Path(out_dir).glob(CKPT_PREFIX + "*"), reverse=True):
+        if not path.is_dir() or path.name.endswith(".part"):
+            continue
+        if checkpoint_complete(path):
+            return path
+        warnings.warn(f"Skipping the incomplete checkpoint {path} (its manifest is missing or does not match its files); "
+                      "resuming from an older one.", stacklevel=2)
+    return None
 
 
 def save_checkpoint(out_dir: Path, step: int, model, tokenizer, optimizer, extra: dict[str, Any], keep: int = 1) -> Path:
-    """model (or LoRA adapter) + optimizer + RNG + step (+ extra) under out_dir/ckpt-<step>; older ones pruned."""
+    """model (or LoRA adapter) + optimizer + RNG + step (+ extra) under out_dir/ckpt-<step>; older ones pruned.
+
+    Everything is written to a hidden temporary folder, a manifest (file names and sizes) last, and the folder
+    is renamed into place, so a kill at any moment leaves either the whole checkpoint or none of it."""
     import torch
 
-    path = save_model(model, tokenizer, out_dir / f"{CKPT_PREFIX}{step:06d}")
-    torch.save({"step": step, "optimizer": optimizer.state_dict(), "rng": rng_state(), **extra}, path / STATE_FILE)
-    for old in sorted(out_dir.glob(CKPT_PREFIX + "*"))[:-keep]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    final = out_dir / f"{CKPT_PREFIX}{step:06d}"
+    tmp = out_dir / f".{final.name}.part"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    torch.save({"step": step, "optimizer": optimizer.state_dict(), "rng": rng_state(), **extra}, tmp / STATE_FILE)
+    _write_synced(tmp / MANIFEST, json.dumps({"step": step, "files": _manifest(tmp)}))
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    complete = [p for p in sorted(out_dir.glob(CKPT_PREFIX + "*")) if checkpoint_complete(p)]
+    for old in complete[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
-    return path
+    return final
+
+
+def _write_synced(path: Path, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def load_state(path: Path) -> dict:

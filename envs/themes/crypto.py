@@ -209,7 +209,7 @@ def list_swaps(db: Db, wallet_id: str, status: Literal["completed", "failed", "p
 
 
 @tool(mode=WRITE, produces=("allowance_id", "wallet_id", "token_id"), phrase="let the exchange spend up to {amount} of {token_id} from {wallet_id}",
-      examples={"amount": [100.0, 250.0, 1000.0, 5000.0]})
+      examples={"amount": [100.0, 250.0, 1000.0, 5000.0]}, bounds={"amount": (1e-8, 1e12)})
 def approve_token(db: Db, wallet_id: str, token_id: str, amount: float) -> dict:
     """Approve the exchange router to spend up to an amount of a token (replaces any earlier approval).
 
@@ -234,7 +234,7 @@ def approve_token(db: Db, wallet_id: str, token_id: str, amount: float) -> dict:
 
 @tool(mode=WRITE, produces=("swap_id", "wallet_id"),
       phrase="from {wallet_id}, swap {amount} of {from_token_id} for {to_token_id} accepting at most {max_slippage_pct}% slippage",
-      examples={"amount": AMOUNTS, "max_slippage_pct": [0.5, 1.0, 3.0]})
+      examples={"amount": AMOUNTS, "max_slippage_pct": [0.5, 1.0, 3.0]}, bounds={"amount": (1e-8, 1e12), "max_slippage_pct": (0, 100)})
 def swap_tokens(db: Db, wallet_id: str, from_token_id: str, to_token_id: str, amount: float, max_slippage_pct: float) -> dict:
     """Swap one token for another through the exchange router.
 
@@ -266,7 +266,7 @@ def swap_tokens(db: Db, wallet_id: str, from_token_id: str, to_token_id: str, am
 
 
 @tool(mode=WRITE, produces=("wallet_id", "token_id"), phrase="send {amount} of {token_id} from {from_wallet_id} to {to_wallet_id}",
-      examples={"amount": AMOUNTS})
+      examples={"amount": AMOUNTS}, bounds={"amount": (1e-8, 1e12)})
 def transfer_tokens(db: Db, from_wallet_id: str, to_wallet_id: str, token_id: str, amount: float) -> dict:
     """Send tokens from one wallet to another on the same chain.
 

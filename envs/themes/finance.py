@@ -173,7 +173,7 @@ def spending_summary(db: Db, account_id: str, category: str) -> dict:
 
 
 @tool(mode=WRITE, produces=("transfer_id", "account_id"), phrase="transfer {amount} from {from_account_id} to {to_account_id}",
-      examples={"amount": [25.0, 50.0, 120.0, 300.0, 75.5]})
+      examples={"amount": [25.0, 50.0, 120.0, 300.0, 75.5]}, bounds={"amount": (0.01, 1e9)})
 def transfer_funds(db: Db, from_account_id: str, to_account_id: str, amount: float) -> dict:
     """Move money between two accounts in the same currency.
 

@@ -242,7 +242,8 @@ def request_return(db: Db, item_id: str, reason: Literal[RETURN_REASONS]) -> dic
             "refundable": round(item["quantity"] * item["unit_price"], 2)}
 
 
-@tool(mode=WRITE, produces=("return_id",), phrase="refund {amount} on {return_id}", examples={"amount": [5.0, 12.5, 20.0, 35.0]})
+@tool(mode=WRITE, produces=("return_id",), phrase="refund {amount} on {return_id}", examples={"amount": [5.0, 12.5, 20.0, 35.0]},
+      bounds={"amount": (0.01, 1e9)})
 def issue_refund(db: Db, return_id: str, amount: float) -> dict:
     """Refund money on an open return (requested or approved) and mark it refunded.
 
