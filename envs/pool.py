@@ -26,7 +26,8 @@ class PoolEnv(gym.Env[str, str]):
     """Episodes across many themes: each `reset()` draws a theme (by weight) and runs its env.
 
     Args:
-        themes: theme ids to pool (default: every registered theme, or those of `category`).
+        themes: theme ids to pool (default: every built-in registered theme, or those of `category`; themes from
+            `load_pool` only when named here).
         category: an L1 category name or slug; only its themes.
         weights: {theme: weight} (default equal); change them while training with `set_weights`.
         tasks: a JSONL path or a list of tasks of several themes: each theme runs its own tasks,
@@ -60,7 +61,8 @@ class PoolEnv(gym.Env[str, str]):
                 by_theme.setdefault(t.theme, []).append(t)
         if themes is None:
             slug = category_slug(category) if category else None
-            themes = [k for k, e in registered.items() if slug is None or category_slug(e.category) == slug]
+            # themes a user loaded (`load_pool`) join a pool only when named, so built-in pool ids stay the same suite
+            themes = [k for k, e in registered.items() if e.source != "local" and (slug is None or category_slug(e.category) == slug)]
             if by_theme:
                 themes = [k for k in themes if k in by_theme]
         unknown = [t for t in themes if t not in registered]

@@ -164,6 +164,11 @@ def test_cli_run_summarises_and_a_folder_loads_without_replacing_builtins(tmp_pa
     kept = {r["tool"] for r in s["tools"] if r["kept"] and r["theme"] == "天气-服务"}
     assert kept and kept <= {t.name for t in env.unwrapped.theme.toolset}
     env.close()
+    # loaded themes stay out of the built-in pools unless named
+    from agentworld_gym.envs.pool import PoolEnv
+
+    assert not any(t.startswith("local.") for t in PoolEnv().theme_ids)
+    assert PoolEnv(themes=["local.bird-sightings", "finance"]).theme_ids == ["local.bird-sightings", "finance"]
     # the same ids from another folder clash, loudly; another prefix loads them
     other = tmp_path / "other"
     (other / "themes").mkdir(parents=True)
