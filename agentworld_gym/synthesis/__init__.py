@@ -85,11 +85,11 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
             if not same and fx.state_hash(run.conn, task.state_tables) != task.state_hash:
                 problems.append("gold replay gives a different final state")
             initial = fx.initial_hash(task.state_tables)
-            if initial == task.state_hash or any(verify(task, nothing, initial).passed for nothing in DO_NOTHING):
+            if initial == task.state_hash or any(verify(task, nothing, initial, True).passed for nothing in DO_NOTHING):
                 problems.append("a do-nothing attempt passes")
     if any(fx.count(*u) != 1 for u in task.features.get("unique", ())):
         problems.append("a value in the instruction matches several rows")
-    if task.state_hash is None and any(verify(task, nothing, None).passed for nothing in DO_NOTHING):
+    if task.state_hash is None and any(verify(task, nothing, None, True).passed for nothing in DO_NOTHING):
         problems.append("a do-nothing attempt passes")
     if task.answer_type != "none" and answers_match(task.answer, _wrong(task), task.answer_type, task.tolerance):
         problems.append("a wrong answer passes")
