@@ -10,7 +10,6 @@ constant, the first id of the instruction, the answers most frequent for its the
 
 from __future__ import annotations
 
-import contextvars
 from collections import Counter
 from functools import lru_cache
 
@@ -28,7 +27,6 @@ KINDS = ("graph", "programmatic", "mixed")
 DO_NOTHING = (None, "done", "")  # what an agent that did nothing submits; no task may accept it
 PRIOR_SAMPLE = 48  # candidate tasks per (theme, level, world) from which the frequent answers are read
 PRIOR_REPEATS = 2  # an answer seen this often in that sample is one a guesser would try
-_BUILDING_PRIOR = contextvars.ContextVar("building_prior", default=False)
 
 
 def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str = "graph", db_seed: int = 0,
@@ -110,7 +108,7 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
         problems.append("a value in the instruction matches several rows")
     if task.state_hash is None and any(verify(task, nothing, None, True).passed for nothing in DO_NOTHING):
         problems.append("a do-nothing attempt passes")
-    if task.state_hash is None and any(answers_match(task.answer, c, task.answer_type, task.tolerance) for c in cheap_answers(theme, task)):
+    if guessable(theme, task):
         problems.append("a cheap strategy's answer passes")
     if task.answer_type != "none" and answers_match(task.answer, _wrong(task), task.answer_type, task.tolerance):
         problems.append("a wrong answer passes")
@@ -163,27 +161,34 @@ def _answer_key(answer) -> str:
     return "t:" + _text(answer)
 
 
-@lru_cache(maxsize=8192)
 def answer_prior(theme: Theme, level: int, db_seed: int = 0) -> tuple:
     """The answers a guesser who knows the theme and level would try: those at least PRIOR_REPEATS times
-    in a fixed sample of PRIOR_SAMPLE candidate tasks (both kinds; built once per theme, level and
-    world, deterministic). Returns answers as they were given."""
-    token = _BUILDING_PRIOR.set(True)
-    try:
-        counts: Counter = Counter()
-        first: dict[str, object] = {}
-        for s in range(PRIOR_SAMPLE):
-            try:
-                t = synthesize_task(theme, level, 2**30 + s, ("graph", "programmatic")[s % 2], db_seed, attempts=8)
-            except TaskError:
-                continue
-            if t.state_hash is None and t.answer_type != "none" and t.difficulty == level:
-                key = _answer_key(t.answer)
-                counts[key] += 1
-                first.setdefault(key, t.answer)
-        return tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
-    finally:
-        _BUILDING_PRIOR.reset(token)
+    in a fixed sample of PRIOR_SAMPLE candidate tasks (both kinds, before the quality filter, which is
+    what makes it cheap; built once per theme, level and world, deterministic). Returns answers as
+    they were given."""
+    return _answer_prior(theme, level, db_seed)
+
+
+@lru_cache(maxsize=8192)
+def _answer_prior(theme: Theme, level: int, db_seed: int) -> tuple:
+    counts: Counter = Counter()
+    first: dict[str, object] = {}
+    for s in range(PRIOR_SAMPLE):
+        try:
+            t = synthesize_task(theme, level, 2**30 + s, ("graph", "programmatic")[s % 2], db_seed, attempts=8, check=False)
+        except TaskError:
+            continue
+        if t.state_hash is None and t.answer_type != "none":
+            key = _answer_key(t.answer)
+            counts[key] += 1
+            first.setdefault(key, t.answer)
+    return tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
+
+
+def guessable(theme: Theme, task: Task) -> bool:
+    """A task that changes nothing whose answer one of `cheap_answers` passes (checked before the
+    replays of the quality filter too, since it is cheap and rejects the most candidates)."""
+    return task.state_hash is None and any(answers_match(task.answer, c, task.answer_type, task.tolerance) for c in cheap_answers(theme, task))
 
 
 def cheap_answers(theme: Theme, task: Task) -> list:
@@ -194,8 +199,7 @@ def cheap_answers(theme: Theme, task: Task) -> list:
     first = first_value(task.instruction)
     if first:
         out.append(first)
-    if not _BUILDING_PRIOR.get():
-        out.extend(answer_prior(theme, task.difficulty, task.db_seed))
+    out.extend(answer_prior(theme, task.difficulty, task.db_seed))
     return out
 
 

@@ -38,6 +38,9 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 PAPER_START_WEIGHT = 3.0  # start tools with no strong predecessor (the paper's rule) are preferred
 RETRIES = 4  # draws per walk position before the walk is abandoned
 MAX_CALLS = 19  # gold calls per task: with the final submit it fits the env's default max_turns=20
+# Walks keep only needed calls; worlds seldom chain more than three needed lookups, so a level asks
+# for at least this many needed calls (or its own minimum, if lower) after the walk is pruned.
+MIN_NEEDED_CALLS = 3
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,16 @@ def state_check(fx: Facts, run: Run) -> tuple[tuple[str, ...], str] | None:
 # ------------------------------------------------------------------------------------------ walks
 
 
+@lru_cache(maxsize=4096)
+def _consumed_keys(theme: Theme) -> frozenset:
+    return frozenset(k for t in theme.toolset for p in t.consumes if (k := theme.key_of(p)))
+
+
+@lru_cache(maxsize=65536)
+def _tool_keys(theme: Theme, name: str) -> frozenset:
+    return frozenset(k for p in theme.toolset[name].consumes if (k := theme.key_of(p)))
+
+
 class _Walk:
     """One attempt: the calls made so far on a private copy, and how each argument was obtained."""
 
@@ -228,17 +241,25 @@ class _Walk:
     def outputs(self) -> list[Any]:
         return [r.data for r in self.run.results]
 
+    def _known_before(self, j: int) -> set:
+        """Values the calls up to j were given: no news when call j's output repeats one of them."""
+        return {v for c in self.run.calls[:j + 1] for v in c.arguments.values() if isinstance(v, (str, int, float))}
+
     def _source(self, j: int) -> bool:
         """Whether call j's output may feed a later argument (a record, or a list of exactly one)."""
         data = self.run.results[j].data
         return isinstance(data, dict) or (isinstance(data, list) and len(data) == 1)
 
-    def feeds(self, t: Tool) -> bool:
-        """Whether `t` can take a key from a read whose result nothing has used yet (every lookup must be used)."""
+    def feeder(self) -> Callable[[Tool], bool] | None:
+        """A test for tools that can take a key from a read whose result nothing has used yet (every
+        lookup must be used); None when no such read is waiting."""
         used = {j for refs in self.refs for j in refs.values()}
+        outputs = self.outputs
         waiting = [j for j, c in enumerate(self.run.calls) if j not in used and not self.theme.toolset[c.name].writes and self._source(j)]
-        wanted = {self.theme.key_of(p) for p in t.consumes} - {None}
-        return any(find_key(self.outputs[j], k) for j in waiting for k in wanted)
+        keys = {k for j in waiting for k in _consumed_keys(self.theme) if find_key(outputs[j], k)}
+        if not keys:
+            return None
+        return lambda t: bool(_tool_keys(self.theme, t.name) & keys)
 
     def fill(self, t: Tool) -> tuple[dict, dict] | None:
         args: dict[str, Any] = {}
@@ -251,7 +272,7 @@ class _Walk:
                 for j in range(len(outputs) - 1, -1, -1):
                     found = find_key(outputs[j], key) if self._source(j) else None
                     # a value call j was given is no news from it: the user states it, call j is not needed for it
-                    if found is not None and found[1] not in args.values() and found[1] not in self.run.calls[j].arguments.values():
+                    if found is not None and found[1] not in args.values() and found[1] not in self._known_before(j):
                         args[p], refs[p] = found[1], j
                         break
                 else:
@@ -329,7 +350,7 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
                     if previous is None:
                         current = names[int(rng.choice(len(names), p=weights))]
                     else:
-                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, walk.feeds)
+                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, walk.feeder())
                         if current is None:
                             break
                     if walk.step(tools[current]):
@@ -345,7 +366,7 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
             if not ok:
                 continue
             _prune(theme, walk, graph)
-            if len(walk.run.calls) < lv.calls[0]:
+            if len(walk.run.calls) < min(lv.calls[0], MIN_NEEDED_CALLS):
                 continue  # what is left is an easier level's task
             task = _to_task(theme, fx, walk, difficulty, seed, db_seed, lv, rng)
             if task is None:
@@ -363,8 +384,10 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
 
 
 def quality(theme: Theme, task: Task, run: Run) -> list[str]:
-    from . import quality_problems
+    from . import guessable, quality_problems
 
+    if guessable(theme, task):
+        return ["a cheap strategy's answer passes"]
     return quality_problems(theme, task, reference=run.conn.serialize() if task.state_hash else None)
 
 

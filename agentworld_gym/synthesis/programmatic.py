@@ -314,7 +314,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         question = f"How many of {subject} have {cond}?" if cond else f"How many {nouns} are there of {ktext}?"
     elif op == "sum":
         plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
-        question = f"What is the total {humanize(target)} of {subject}{cond_text}?"
+        total = humanize(target) if humanize(target).startswith(("total", "sum")) else f"total {humanize(target)}"
+        question = f"What is the {total} of {subject}{cond_text}?"
     elif op in ("argmax", "argmin"):
         vals = sorted((r[target] for r in matched), reverse=op == "argmax")
         if len(vals) > 1 and vals[0] == vals[1]:
