@@ -144,18 +144,18 @@ def test_dependency_graph_edges_and_start_tools():
 def test_difficulty_knobs_raise_calls_and_tools(kind):
     stats = {}
     for level in LEVELS:
-        tasks = [synthesize_task(get_theme(th), level, s, kind) for th in ("finance", FLAGSHIPS[-1]) for s in range(12)]
-        assert all(t.features["knobs"] == json.loads(json.dumps(dataclasses.asdict(LEVELS[level]))) for t in tasks)
+        tasks = [synthesize_task(get_theme(th), level, s, kind, fallback=True) for th in ("finance", FLAGSHIPS[-1]) for s in range(12)]
+        assert all(t.features["knobs"] == json.loads(json.dumps(dataclasses.asdict(LEVELS[t.difficulty]))) for t in tasks)
         stats[level] = (np.mean([t.features["calls"] for t in tasks]), np.mean([t.features["distinct_tools"] for t in tasks]),
-                        np.mean([t.features["distractors"] for t in tasks]), np.mean([bool(t.state_hash) for t in tasks]))
+                        np.mean([bool(t.state_hash) for t in tasks]))
     calls = [stats[lv][0] for lv in LEVELS]
     tools = [stats[lv][1] for lv in LEVELS]
-    assert calls[-1] > calls[0] + 2 and tools[-1] > tools[0]
-    assert all(b >= a - 0.25 for a, b in zip(calls, calls[1:], strict=False)), calls
-    assert stats[1][2] == 0 and stats[5][2] > stats[3][2] > 0  # distractors
-    assert stats[1][3] == 0 and stats[5][3] > 0.3  # writes
-    obscure = synthesize_task(get_theme("finance"), 5, 0, kind)
-    assert obscure.features["obscured"] and not re.search(r"^\d+\. ", obscure.instruction, re.M)
+    assert calls[-1] > calls[0] + 1.5 and tools[-1] > tools[0]
+    assert all(b >= a - 0.5 for a, b in zip(calls, calls[1:], strict=False)), calls
+    assert stats[1][2] == 0 and stats[5][2] > 0.3  # writes
+    for level in LEVELS:  # goals, never scripts: no numbered steps, no decoy sentences at any level
+        text = synthesize_task(get_theme("finance"), level, 0, kind, fallback=True).instruction
+        assert not re.search(r"^\d+\. |\bstep \d|\bthen\b|Careful", text, re.M), text
 
 
 def test_quality_filter_rejects_tampered_tasks():

@@ -5,7 +5,8 @@ Two kinds: `graph` (weight-biased walks over the tool dependency graph, graph.py
 `mixed` picks one per task. Every task is checked by `quality_problems` before it is returned:
 its gold solution replays to the same answer/state, the entities it names are unambiguous, every
 gold call is needed, and no cheap strategy passes it (a do-nothing attempt, a wrong answer, a
-constant, the first id of the instruction, the answers most frequent for its theme and level).
+constant, the first id of the instruction, the answers most frequent for its theme and level), and
+its instruction is a goal (`audit.wording_problems`: no narrated steps, no decoys, no dangling pointers).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..errors import TaskError
 from ..policies.null import CONSTANT_ANSWERS, first_value
 from ..tasks import Task, _items, _number, _text, answers_match, verify
 from ..theme import Theme
+from .audit import wording_problems
 from .facts import facts
 from .graph import LEVELS, Level, answer_of, dependency_graph, start_tools, start_weights, synthesize_graph_task
 from .programmatic import execute, synthesize_programmatic_task
@@ -110,6 +112,7 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
         problems.append("a do-nothing attempt passes")
     if guessable(theme, task):
         problems.append("a cheap strategy's answer passes")
+    problems += [f"the instruction breaks the wording rule {rule!r}" for rule in wording_problems(theme, task)]
     if task.answer_type != "none" and answers_match(task.answer, _wrong(task), task.answer_type, task.tolerance):
         problems.append("a wrong answer passes")
     if not task.checks:
@@ -137,13 +140,20 @@ def _unused_lookup(theme: Theme, task: Task, outputs: list) -> bool:
 
 
 def _removable_write(theme: Theme, task: Task, fx) -> bool:
-    """A task with several writes whose end state (and answer) is reached with one of them left out."""
-    writes = [i for i, c in enumerate(task.solution) if theme.toolset[c["name"]].writes]
+    """A task with several writes whose end state is reached with one of them left out, or with two
+    writes on the same entity left out (a write and its undo)."""
+    calls = task.solution
+    writes = [i for i, c in enumerate(calls) if theme.toolset[c["name"]].writes]
     if len(writes) < 2:
         return False
-    for skip in writes:
+
+    def values(i: int) -> set:
+        return {str(v) for v in calls[i].get("arguments", {}).values()}
+
+    skips = [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
+    for skip in skips:
         with fx.run() as run:
-            results = [run.call(c["name"], c.get("arguments", {})) for i, c in enumerate(task.solution) if i != skip]
+            results = [run.call(c["name"], c.get("arguments", {})) for i, c in enumerate(calls) if i not in skip]
             if all(r.ok for r in results) and fx.state_hash(run.conn, task.state_tables) == task.state_hash:
                 return True
     return False
