@@ -187,10 +187,13 @@ def record_noun(theme: Theme, fx: Facts, t: Tool, data: dict) -> str | None:
 
 
 def answer_of(data: Any, path: list) -> Any:
-    """The answer a graph task reads from its last output: a field, or a count of listed items."""
+    """The answer a graph task reads from its last output: a field, a count of listed items, or
+    (path [call, "#0", field]) a field of the only listed item."""
     field = path[1]
     if field == "#count":
         return len(data)
+    if field == "#0":
+        data, field = (data[0] if isinstance(data, list) and len(data) == 1 else None), path[2]
     return data.get(field) if isinstance(data, dict) else None
 
 
@@ -486,6 +489,9 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     given = {W.show(v) for c in calls for v in c.arguments.values()}
     answer, answer_type, question, path = None, "none", "", None
     n = len(calls) - 1
+    one = isinstance(out, list) and len(out) == 1 and isinstance(out[0], dict)
+    if one:  # a list of one: ask about the record (its count, 1, is what a guesser says first)
+        out = out[0]
     if isinstance(out, list) and not last.writes:
         if not capped(last, calls[-1].arguments, out) and all(isinstance(x, dict) for x in out):
             key = next((theme.key_of(k) for k in last.produces if find_key(out, theme.key_of(k) or k)), None)
@@ -502,7 +508,7 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
             name = sorted(fields)[int(rng.integers(len(fields)))]
             answer = fields[name]
             answer_type = "bool" if isinstance(answer, bool) else "number" if isinstance(answer, (int, float)) else "text"
-            path = [n, name]
+            path = [n, "#0", name] if one else [n, name]
             field = humanize(name)
             if isinstance(answer, str) and _ISO_DATE.match(answer) and not {"date", "at", "on", "day"} & set(field.split()):
                 field += " date"  # "opened" -> "opened date"
