@@ -132,7 +132,7 @@ def _items(x: Any) -> list[str]:
 def answers_match(expected: Any, got: Any, answer_type: str, tolerance: float = 0.01) -> bool:
     if answer_type == "number":
         a, b = _number(expected), _number(got)
-        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6, abs_tol=tolerance)
+        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=tolerance)  # 1e-6 of 26 million is 26: too loose
     if answer_type == "set":
         return _items(expected) == _items(got)
     if answer_type == "bool":

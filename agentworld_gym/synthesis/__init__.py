@@ -52,7 +52,8 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
         for k in order:
             make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
             try:
-                task = make(theme, level, seed, db_seed, attempts=attempts, check=check)
+                # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more
+                task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), check=check)
             except TaskError as exc:
                 errors.append(str(exc))
                 continue

@@ -512,12 +512,15 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
             field = humanize(name)
             if isinstance(answer, str) and _ISO_DATE.match(answer) and not {"date", "at", "on", "day"} & set(field.split()):
                 field += " date"  # "opened" -> "opened date"
-            if last.writes and sum(theme.toolset[c.name].writes for c in calls) > 1:
+            noun = record_noun(theme, fx, last, out)
+            if last.writes and (answer_type == "bool" or sum(theme.toolset[c.name].writes for c in calls) > 1):
                 answer, answer_type, path = None, "none", None  # "it" would be ambiguous among several requests
             elif last.writes:
                 question = f"What {field} does the system report for it?"
+            elif noun is None:
+                question = f"What is the {field} for {_facts_text(theme, walk, n)}?"
             else:
-                question = f"What is the {field} of {_subject(theme, walk, n, record_noun(theme, fx, last, out))}?"
+                question = f"What is the {field} of {_subject(theme, walk, n, noun)}?"
     if answer_type == "none" and not wrote:
         return None
     if not last.writes and answer_type == "none":

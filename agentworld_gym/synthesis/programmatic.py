@@ -267,6 +267,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         plan.lines.append("    records = items")
     if any(idf not in r or r[idf] != i for r, i in zip(records, ids, strict=True)):
         return None
+    if listed and not _numeric_fields(records, {idf} | listed) and not _condition_candidates(records, {idf} | listed):
+        return None  # the lookups add nothing an answer could use
     # 4. what to do with them: a conditional write or an aggregation
     writers = [w for w in roles["writers"].get(ekey, [])]
     op = "write" if writers and rng.random() < lv.writes else _pick(list(AGGREGATES), rng)
@@ -282,13 +284,13 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         writable = _writable(theme, run, w, wparam, wargs or {}, ids) if wargs is not None else set()
         if not writable:
             return None
-    numeric = _numeric_fields(records, {idf} | listed)
+    numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
     target = _pick(numeric, rng) if op in ("sum", "argmax", "argmin", "top") else None
     if op in ("sum", "argmax", "argmin", "top") and target is None:
         return None
     matched = records
     if n_conds:
-        cands = _condition_candidates(records, {idf, target} | listed)
+        cands = _condition_candidates(records, {idf, target})
         fields = sorted({c[0] for c in cands})
         n_conds = min(n_conds, len(fields))  # "up to" the level's conditions: fewer when the records lack fields
         if not n_conds:
@@ -296,7 +298,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         for _ in range(8):  # a few draws of n_conds conditions on distinct fields that keep some, not all
             chosen = [_pick([c for c in cands if c[0] == f], rng) for f in rng.choice(fields, n_conds, replace=False)]
             matched = [r for r in records if all(_holds(r, c) for c in chosen)]
-            if 0 < len(matched) < len(records) and (writable is None or any(r[idf] in writable for r in matched)):
+            needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
+            if 0 < len(matched) < len(records) and needs_lookups and (writable is None or any(r[idf] in writable for r in matched)):
                 plan.conditions = chosen
                 break
         else:
