@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 import math
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
@@ -43,6 +44,8 @@ class Args:
     mode_sample: int = 6
     max_turns: int = 20
     seed: int = 0
+    max_minutes: float = 0.0
+    """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
     out: str = "benchmarks/results/null_baselines.md"
 
 
@@ -134,7 +137,13 @@ def table(rows: list[dict], strategies: list[str], title: str) -> list[str]:
     return lines + [""]
 
 
+def _same(args: Args) -> dict:
+    """The arguments that decide a theme's results (a time limit does not)."""
+    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out")}
+
+
 def main(args: Args) -> None:
+    start = time.monotonic()
     rng = np.random.default_rng(args.seed)
     flagships = sorted(e.id for e in envs.entries() if e.source == "flagship")
     pool_ids = sorted(e.id for e in envs.entries() if e.source != "flagship")
@@ -144,13 +153,16 @@ def main(args: Args) -> None:
     if progress.exists():
         for line in progress.read_text().splitlines():
             d = json.loads(line)
-            if d.get("args") == asdict(args):
+            if {k: d.get("args", {}).get(k) for k in _same(args)} == _same(args):
                 done[d["theme"]] = d["rows"]
     skipped = []
     with progress.open("a") as f:
         for theme_id in tqdm([*flagships, *pool], desc="themes", unit="theme"):
             if theme_id in done:
                 continue
+            if args.max_minutes and time.monotonic() - start > args.max_minutes * 60:
+                tqdm.write(f"time limit of {args.max_minutes} min reached: reporting over the themes done")
+                break
             try:
                 rows = theme_rows(theme_id, args)
             except AgentWorldError as exc:
@@ -158,7 +170,7 @@ def main(args: Args) -> None:
                 skipped.append(theme_id)
                 tqdm.write(f"skip {theme_id}: {str(exc)[:150]}")
             done[theme_id] = rows
-            f.write(json.dumps({"args": asdict(args), "theme": theme_id, "rows": rows}) + "\n")
+            f.write(json.dumps({"args": _same(args), "theme": theme_id, "rows": rows}) + "\n")
             f.flush()
     strategies = [*null_policies(0), "mode", "oracle"]
     flag_rows = [r for t in flagships for r in done.get(t, [])]
@@ -170,7 +182,8 @@ def main(args: Args) -> None:
     lines = [
         "# Null baselines (binary reward, every episode played through AgentWorldEnv)",
         "",
-        f"- themes: {len(flagships)} flagship + {len(pool)} pool (seeded sample, seed {args.seed}); "
+        f"- themes: {sum(t in done for t in flagships)} of {len(flagships)} flagship + {sum(t in done for t in pool)} of a seeded sample of "
+        f"{len(pool)} pool themes (seed {args.seed}; fewer than the sample only where a time limit stopped the run); "
         f"{len(skipped)} could not make a task at all and are left out: {', '.join(skipped) or 'none'}",
         f"- {args.per_level} task(s) per theme and level (mixed kinds, counted at the level made); mode strategy from "
         f"{args.mode_sample} other tasks of the same theme and level; random: max_turns={args.max_turns}",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +38,8 @@ class Args:
     themes: int = 60
     per_theme: int = 5
     seed: int = 0
+    max_minutes: float = 0.0
+    """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
     out: str = "benchmarks/results/task_quality.md"
 
 
@@ -63,13 +66,19 @@ def theme_rows(source: str, theme_id: str, per_theme: int, args: Args) -> list[d
     return rows
 
 
+def _same(args: Args) -> dict:
+    """The arguments that decide a theme's results (a time limit does not)."""
+    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out")}
+
+
 def main(args: Args) -> None:
+    start = time.monotonic()
     progress = Path(args.out).with_suffix(".progress.jsonl")
     done: dict[tuple[str, str], list[dict]] = {}
     if progress.exists():
         for line in progress.read_text().splitlines():
             d = json.loads(line)
-            if d.get("args") == asdict(args):
+            if {k: d.get("args", {}).get(k) for k in _same(args)} == _same(args):
                 done[d["source"], d["theme"]] = d["rows"]
     plan = [(s, t, n) for s in SOURCES for t, n in [(t, theme_sample(s, args)[1]) for t in theme_sample(s, args)[0]]]
     skipped = []
@@ -77,6 +86,9 @@ def main(args: Args) -> None:
         for source, theme_id, per_theme in tqdm(plan, desc="themes", unit="theme"):
             if (source, theme_id) in done:
                 continue
+            if args.max_minutes and time.monotonic() - start > args.max_minutes * 60:
+                tqdm.write(f"time limit of {args.max_minutes} min reached: reporting over the themes done")
+                break
             try:
                 rows = theme_rows(source, theme_id, per_theme, args)
             except AgentWorldError as exc:  # the world itself cannot be built
@@ -84,11 +96,13 @@ def main(args: Args) -> None:
                 skipped.append(theme_id)
                 tqdm.write(f"skip {theme_id}: {str(exc)[:150]}")
             done[source, theme_id] = rows
-            f.write(json.dumps({"args": asdict(args), "source": source, "theme": theme_id, "rows": rows}) + "\n")
+            f.write(json.dumps({"args": _same(args), "source": source, "theme": theme_id, "rows": rows}) + "\n")
             f.flush()
     rows = [r for (s, t, _n) in plan for r in done.get((s, t), [])]
     checks = [*RULES, "duplicate"]
+    covered = sum((s_, t) in done for s_, t, _n in plan)
     lines = ["# Task quality by check (agentworld_gym.synthesis.audit)", "",
+             f"- themes covered: {covered} of {len(plan)} planned (fewer only where a time limit stopped the run)",
              f"- sample: per source, {args.themes} themes (seed {args.seed}) x levels 1-5, {args.themes * args.per_theme} tasks "
              "requested per source and level (mixed kinds, fallback=True); rates are over the tasks made",
              "- target: 0 for every check", "",
