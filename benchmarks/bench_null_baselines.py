@@ -99,7 +99,7 @@ def theme_rows(theme_id: str, args: Args) -> list[dict]:
     rows, modes = [], {}
     for level in LEVELS:
         for k in range(args.per_level):
-            task = synthesize_task(theme, level, args.seed * 1000 + k, "mixed", fallback=True)
+            task = synthesize_task(theme, level, args.seed * 1000 + level * 100 + k, "mixed", fallback=True)
             lv = task.difficulty
             if lv not in modes:
                 modes[lv] = mode_answer(theme, lv, args.mode_sample, args.seed)

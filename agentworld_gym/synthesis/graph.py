@@ -204,6 +204,18 @@ def lookalikes(fx: Facts, given: list[tuple]) -> int:
     return sum(1 for _noun, table, column, value in given if fx.neighbours(table, column, value))
 
 
+FEW_VALUES = 8  # a field whose column holds this few distinct values is guessed right at least 1 time in 8
+
+
+def _few_values(fx: Facts, name: str, value: Any) -> bool:
+    """A yes/no field, or one whose column holds only a few values (a status): a guess among them is too
+    likely to be right for it to be an answer."""
+    if isinstance(value, bool):
+        return True
+    where = fx.column_of(name)
+    return where is not None and len(fx.values(*where)) <= FEW_VALUES
+
+
 def task_id(theme: Theme, kind: str, difficulty: int, seed: int, db_seed: int, body: str) -> str:
     digest = hashlib.sha1(f"{theme.id}|{kind}|{difficulty}|{seed}|{db_seed}|{body}".encode()).hexdigest()[:10]
     return f"{theme.id}-{kind[0]}{difficulty}-{digest}"
@@ -502,6 +514,7 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     elif isinstance(out, dict) and (not wrote or rng.random() < 0.5):
         fields = {k: v for k, v in scalar_fields(out).items()
                   if W.show(v) not in given and not k.lower().endswith("id") and not (isinstance(v, str) and (len(v) > 80 or not v.strip()))}
+        fields = {k: v for k, v in fields.items() if not _few_values(fx, k, v)}
         earlier = [x for d in outputs[:-1] for x in (d if isinstance(d, list) else [d]) if isinstance(x, dict)]
         fields = {k: v for k, v in fields.items() if not any(x.get(k) == v for x in earlier)}  # else the last call is not needed
         if fields:
