@@ -155,7 +155,7 @@ def test_difficulty_knobs_raise_calls_and_tools(kind):
     tools = [stats[lv][1] for lv in LEVELS]
     assert calls[-1] > calls[0] + 1.5 and tools[-1] > tools[0]
     assert all(b >= a - 0.5 for a, b in zip(calls, calls[1:], strict=False)), calls
-    assert stats[1][2] == 0 and stats[5][2] > 0.3  # writes
+    assert stats[1][2] == 0 and stats[5][2] > 0.2  # writes (fewer programmatic plans find a write every rule accepts)
     for level in LEVELS:  # goals, never scripts: no numbered steps, no decoy sentences at any level
         text = synthesize_task(get_theme("finance"), level, 0, kind, fallback=True).instruction
         assert not re.search(r"^\d+\. |\bstep \d|\bthen\b|Careful", text, re.M), text
