@@ -53,7 +53,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         tasks: a JSONL path or a list of `Task`s (or dicts) to draw from instead of synthesizing.
         task_kind: synthesis kind ("graph", "programmatic", "mixed").
         max_turns: steps before the episode is truncated.
-        reward_mode: "binary" (1 when every check passes) or "partial" (fraction of checks).
+        reward_mode: "binary" (1 when every check passes) or "partial" (1 when every check passes, else
+            the share of checks no guess can pass: a requested change of the world; see `Verification.fraction`).
         db_seed, scale: which world to build.
         render_mode: "ansi" or "human".
         tools_in_prompt: False (default): info["messages"] opens with the theme's instructions only, for
@@ -118,6 +119,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         else:
             self.conn = open_copy(self.theme.world(self.task.db_seed, self.scale).template)
             self.db = self.theme.db(self.conn)
+            self._watch_writes(restored=False)
         self.turn = 0
         self.submitted: Any = None
         self.verification: Verification | None = None
@@ -140,9 +142,9 @@ class AgentWorldEnv(gym.Env[str, str]):
         reward = 0.0
         if terminated or truncated:
             self._done = True
-            # Hash the final state only when the task checks it (hashing every table costs ms).
+            # Hash the gold tables only when the task changes them, and other tables only when written to (ms each).
             final = self.state_hash(self.task.state_tables or None) if self.task.state_hash is not None else None
-            self.verification = verify(self.task, self.submitted, final)
+            self.verification = verify(self.task, self.submitted, final, self._untouched())
             reward = float(self.verification.passed) if self.reward_mode == "binary" else self.verification.fraction
         if self.render_mode == "human":
             self.render()
@@ -179,6 +181,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._close_conn()
         self.conn = open_copy(blob)
         self.db = self.theme.db(self.conn)
+        self._watch_writes(restored=True)
 
     def state_hash(self, tables: Sequence[str] | None = None) -> str:
         if self.backend is not None:
@@ -245,6 +248,28 @@ class AgentWorldEnv(gym.Env[str, str]):
             info["verification"] = self.verification.to_dict()
         return info
 
+    def _watch_writes(self, restored: bool) -> None:
+        """Record the tables this episode writes to (a restored snapshot may differ anywhere)."""
+        from .synthesis.facts import written_table
+
+        self._written: set[str] | None = None if restored else set()
+
+        def trace(sql: str) -> None:
+            table = written_table(sql)
+            if table and self._written is not None:
+                self._written.add(table)
+
+        self.conn.set_trace_callback(trace)
+
+    def _untouched(self) -> bool | None:
+        """Whether every table outside the task's gold tables still holds its initial rows (None when the
+        world is external and cannot be compared)."""
+        if self.backend is not None or self.conn is None:
+            return None
+        tables = {t.name for t in self.theme.spec.tables} if self._written is None else self._written
+        initial = _initial_hashes(self.theme, self.task.db_seed, self.scale)
+        return all(state_hash(self.conn, [t]) == initial(t) for t in sorted(tables - set(self.task.state_tables)))
+
     def _require_conn(self):
         if self.conn is None:
             raise ResetNeededError("Expected an episode database; call env.reset() first.")
@@ -309,6 +334,25 @@ def instructions_of(theme) -> str:
 def _as_json_object(arguments: dict) -> dict:
     """Tool-call arguments as a JSON object (not a JSON string: chat templates encode it once themselves)."""
     return json.loads(json.dumps(arguments, ensure_ascii=False, default=str))
+
+
+_INITIAL: dict[tuple, dict[str, str]] = {}
+
+
+def _initial_hashes(theme: Theme, db_seed: int, scale: float):
+    """table -> hash of its rows in the world's template (computed on first need, then kept)."""
+    cache = _INITIAL.setdefault((theme.id, id(theme), db_seed, scale), {})
+
+    def initial(table: str) -> str:
+        if table not in cache:
+            conn = open_copy(theme.world(db_seed, scale).template)
+            try:
+                cache[table] = state_hash(conn, [table])
+            finally:
+                conn.close()
+        return cache[table]
+
+    return initial
 
 
 def _load_task_list(tasks, theme_id: str) -> list[Task] | None:

@@ -2,7 +2,9 @@
 
 A task's ground truth is always computed by executing its gold solution on a fresh copy of the
 world (`replay_gold`); nothing here is written by hand. The verifier checks the submitted answer
-(with a normaliser) and/or the final state of the relevant tables (a hash).
+(with a normaliser) and the final state of the whole world: the tables the gold solution wrote must
+hash to the gold end state, and every other table must still hold its initial rows, so a write the
+task did not ask for fails the episode.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class Task:
     solution: tuple[dict, ...]  # gold call chain: ({"name", "arguments"}, ...)
     answer: Any = None  # expected answer (None when only the state is checked)
     answer_type: str = "none"
-    state_tables: tuple[str, ...] = ()  # tables whose final state is checked
+    state_tables: tuple[str, ...] = ()  # tables the gold solution changes (every other table must stay as it was)
     state_hash: str | None = None  # hash of state_tables after replaying the gold solution
     db_seed: int = 0
     program: str | None = None  # programmatic tasks: the Python source that produced `solution`
@@ -148,7 +150,7 @@ def answers_match(expected: Any, got: Any, answer_type: str, tolerance: float = 
         return False
     if answer_type == "number":
         a, b = _number(expected), _number(got)
-        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6, abs_tol=tolerance)
+        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=tolerance)  # 1e-6 of 26 million is 26: too loose
     if answer_type == "set":
         return _items(expected) == _items(got)
     if answer_type == "bool":
@@ -170,6 +172,7 @@ class Verification:
     expected_answer: Any = None
     submitted_answer: Any = None
     details: dict = field(default_factory=dict)
+    credited: tuple[str, ...] = ()  # checks that earn partial credit (none a cheap guess can pass)
 
     @property
     def passed(self) -> bool:
@@ -177,7 +180,13 @@ class Verification:
 
     @property
     def fraction(self) -> float:
-        return sum(self.checks.values()) / len(self.checks) if self.checks else 0.0
+        """The partial reward: 1 when every check passes; else the share of checks passed among those
+        no guess can pass. Only a requested change of the world is such a check (a do-nothing attempt
+        fails it by construction); an answer can be guessed and an unchanged world is free, so neither
+        earns anything alone."""
+        if self.passed:
+            return 1.0
+        return sum(self.checks[c] for c in self.credited) / len(self.checks) if self.checks else 0.0
 
     def to_dict(self) -> dict:
         """The report for `info["verification"]`. Answers are JSON text: an answer is a number in one task and
@@ -187,11 +196,19 @@ class Verification:
                 "submitted_answer": json.dumps(self.submitted_answer, ensure_ascii=False, default=str), **self.details}
 
 
-def verify(task: Task, submitted: Any, final_state_hash: str | None) -> Verification:
-    """Grade an episode's submitted answer and final state against the task."""
+def verify(task: Task, submitted: Any, final_state_hash: str | None, untouched: bool | None = None) -> Verification:
+    """Grade an episode's submitted answer and final state against the task.
+
+    `final_state_hash` is the hash of `task.state_tables` at the end of the episode; `untouched` says
+    whether every other table still holds its initial rows (None: not known, e.g. an external backend,
+    then only the gold tables are checked). The "state" check passes when both hold, so the whole world
+    must equal the gold end state.
+    """
     checks: dict[str, bool] = {}
     if task.answer_type != "none":
         checks["answer"] = submitted is not None and answers_match(task.answer, submitted, task.answer_type, task.tolerance)
-    if task.state_hash is not None:
-        checks["state"] = final_state_hash == task.state_hash
-    return Verification(checks, task.answer, submitted)
+    if task.state_hash is not None or untouched is not None:
+        gold_tables = task.state_hash is None or final_state_hash == task.state_hash
+        checks["state"] = gold_tables and untouched is not False
+    credited = ("state",) if task.state_hash is not None else ()
+    return Verification(checks, task.answer, submitted, credited=credited)

@@ -1,24 +1,32 @@
 """Freeze the held-out suite: task files under benchmarks/suites/heldout/<theme>.jsonl.
 
-Themes come from the generated pool (source "catalog"), never from the flagships, so every flagship
-stays available for training; the trainer excludes whatever themes have a file here
-(`agentworld_gym.bench.heldout_themes`). For each L1 category present in the pool, the first
-`themes_per_category` themes (in sorted id order) that synthesize verified tasks at every level get one
-task per difficulty in `difficulties`.
+    python benchmarks/make_heldout_suite.py            # one command; re-run it after the pool changes
 
-    python benchmarks/make_heldout_suite.py --themes-per-category 2
+Themes come from the generated pool (source "catalog" by default), never from the flagships, so every
+flagship stays available for training; the trainer excludes whatever themes have a file here
+(`agentworld_gym.bench.heldout_themes`). For each of the L1 categories, the first
+`themes_per_category` themes (sorted by a seeded hash of their id, so the pick does not lean on
+alphabetical order, one per blueprint) that make a verified task at every difficulty 1-5 get
+`tasks_per_level` tasks per level (mixed kinds). Tasks pass the tasks-v2 quality filter: goals, not
+scripts; every gold call needed; no answer a cheap strategy gives. The suite before tasks v2 is kept
+in benchmarks/suites/heldout-v1 because the README's trained-model results cite it.
+Writes to a temporary folder first and swaps it in at the end, so an interrupted run changes nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import shutil
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm import tqdm
+
 from agentworld_gym import envs
 from agentworld_gym.errors import AgentWorldError
-from agentworld_gym.synthesis import synthesize_task
+from agentworld_gym.synthesis import LEVELS, synthesize_task
 from agentworld_gym.tasks import save_tasks
 
 OUT = Path(__file__).resolve().parent / "suites" / "heldout"
@@ -26,46 +34,64 @@ OUT = Path(__file__).resolve().parent / "suites" / "heldout"
 
 @dataclass
 class Args:
-    themes_per_category: int = 2
+    themes_per_category: int = 3
     """pool themes held out per L1 category"""
-    difficulties: tuple[int, ...] = (1, 2, 3)
     tasks_per_level: int = 1
     seed: int = 0
-    source: str = "catalog"
+    sources: str = "catalog"
+    """comma-separated theme sources to draw from (never "flagship")"""
+    out: str = str(OUT)
+
+
+def _order(theme_id: str, seed: int) -> str:
+    return hashlib.sha1(f"{seed}|{theme_id}".encode()).hexdigest()
 
 
 def main(args: Args) -> None:
+    sources = set(args.sources.split(",")) - {"flagship"}
     by_cat: dict[str, list[str]] = defaultdict(list)
     for e in envs.entries():
-        if e.source == args.source:
+        if e.source in sources:
             by_cat[e.category].append(e.id)
-    OUT.mkdir(parents=True, exist_ok=True)
-    total = 0
-    for cat in sorted(by_cat):
+    out = Path(args.out)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    total, short = 0, []
+    for cat in tqdm(sorted(by_cat), desc="categories", unit="category"):
         kept, bases = 0, set()
-        for theme_id in sorted(by_cat[cat]):
+        for theme_id in sorted(by_cat[cat], key=lambda t: _order(t, args.seed)):
             if kept == args.themes_per_category:
                 break
             base = theme_id.rstrip("0123456789").rstrip("-")
             if base in bases:
                 continue  # variants of one blueprint are too alike: take distinct ones
-            bases.add(base)
             try:
                 theme = envs.get_theme(theme_id)
-                tasks = [synthesize_task(theme, d, args.seed + k, "graph") for d in args.difficulties for k in range(args.tasks_per_level)]
+                tasks = [synthesize_task(theme, d, args.seed * 1000 + k, "mixed") for d in LEVELS for k in range(args.tasks_per_level)]
             except AgentWorldError as exc:
-                print(f"skip {theme_id}: {exc}")
+                tqdm.write(f"skip {theme_id}: {str(exc)[:160]}")
                 continue
-            save_tasks(tasks, OUT / f"{theme_id}.jsonl")
+            bases.add(base)
+            save_tasks(tasks, tmp / f"{theme_id}.jsonl")
             kept += 1
             total += len(tasks)
-            print(f"{cat:40s} {theme_id:40s} {len(tasks)} tasks")
-    print(f"{total} tasks in {OUT}")
+            tqdm.write(f"{cat:40s} {theme_id:40s} {len(tasks)} tasks")
+        if kept < args.themes_per_category:
+            short.append(f"{cat} ({kept})")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    print(f"{total} tasks over {len(by_cat)} categories in {out}")
+    if short:
+        print("categories with fewer themes than asked: " + ", ".join(short))
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser()
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--themes-per-category", type=int, default=Args.themes_per_category)
+    p.add_argument("--tasks-per-level", type=int, default=Args.tasks_per_level)
     p.add_argument("--seed", type=int, default=Args.seed)
+    p.add_argument("--sources", default=Args.sources)
+    p.add_argument("--out", default=Args.out)
     a = p.parse_args()
-    main(Args(themes_per_category=a.themes_per_category, seed=a.seed))
+    main(Args(a.themes_per_category, a.tasks_per_level, a.seed, a.sources, a.out))

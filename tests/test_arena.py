@@ -341,7 +341,8 @@ def test_evolve_rounds_write_reports_and_resume(tmp_path):
     assert not train_ids & arena_ids
     # resume: a finished run does nothing again; an extra round continues from the saved state
     Evolution(_config(tmp_path, rounds=3), learner).run()
-    assert learner.trained == [8, 8, 8] and (out / "round_3" / "eval.jsonl").exists()
+    # round 3 may drop a training task that collides with an arena task (finance d1-2 has fewer tasks under tasks v2)
+    assert learner.trained[:2] == [8, 8] and 6 <= learner.trained[2] <= 8 and (out / "round_3" / "eval.jsonl").exists()
     with pytest.raises(Exception, match="same settings"):
         Evolution(_config(tmp_path, train_tasks=9), learner)
 

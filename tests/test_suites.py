@@ -40,8 +40,8 @@ def test_heldout_suite_is_frozen_disjoint_from_training_and_spread():
     by_cat: dict[str, set[str]] = {}
     for t in themes:
         by_cat.setdefault(envs.registry.get_entry(t).category, set()).add(t)
-    assert len(by_cat) >= 5 and all(len(v) >= 2 for v in by_cat.values())
-    assert {t.difficulty for t in tasks} == {1, 2, 3}
+    assert len(tasks) >= 300 and len(by_cat) == 20 and all(len(v) >= 2 for v in by_cat.values())
+    assert {t.difficulty for t in tasks} == {1, 2, 3, 4, 5}
 
 
 def test_training_on_a_heldout_theme_is_refused():

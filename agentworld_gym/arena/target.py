@@ -149,7 +149,7 @@ def synthesize_targeted(weights: dict[Cell, float], n: int, *, focus: dict[str, 
         for k in range(candidates):
             task_seed = TRAIN_SEED_BASE + seed * 100_003 + j * candidates + k
             try:
-                task = synthesize_task(get_theme(theme_id), difficulty, task_seed, kind, db_seed)
+                task = synthesize_task(get_theme(theme_id), difficulty, task_seed, kind, db_seed, fallback=True)  # tasks v2 rejects more candidates
             except AgentWorldError as exc:  # a theme that cannot make a task at this level is reported, not fatal
                 failed[cell_key(cells[i])] = str(exc)
                 continue

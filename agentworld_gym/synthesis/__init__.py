@@ -3,23 +3,32 @@
 Two kinds: `graph` (weight-biased walks over the tool dependency graph, graph.py) and
 `programmatic` (a generated Python program with loops, branches and aggregation, programmatic.py);
 `mixed` picks one per task. Every task is checked by `quality_problems` before it is returned:
-its gold solution replays to the same answer/state, the entities it names are unambiguous, and its
-verifier rejects a do-nothing and a wrong-answer attempt.
+its gold solution replays to the same answer/state, the entities it names are unambiguous, every
+gold call is needed, and no cheap strategy passes it (a do-nothing attempt, a wrong answer, a
+constant, the first id of the instruction, the answers most frequent for its theme and level), and
+its instruction is a goal (`audit.wording_problems`: no narrated steps, no decoys, no dangling pointers).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from functools import lru_cache
+
 import numpy as np
 
 from ..errors import TaskError
-from ..tasks import Task, answers_match, verify
+from ..policies.null import CONSTANT_ANSWERS, first_value
+from ..tasks import Task, _items, _number, _text, answers_match, verify
 from ..theme import Theme
+from .audit import wording_problems
 from .facts import facts
 from .graph import LEVELS, Level, answer_of, dependency_graph, start_tools, start_weights, synthesize_graph_task
 from .programmatic import execute, synthesize_programmatic_task
 
 KINDS = ("graph", "programmatic", "mixed")
 DO_NOTHING = (None, "done", "")  # what an agent that did nothing submits; no task may accept it
+PRIOR_SAMPLE = 48  # candidate tasks per (theme, level, world) from which the frequent answers are read
+PRIOR_REPEATS = 2  # an answer seen this often in that sample is one a guesser would try
 
 
 def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str = "graph", db_seed: int = 0,
@@ -43,7 +52,8 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
         for k in order:
             make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
             try:
-                task = make(theme, level, seed, db_seed, attempts=attempts, check=check)
+                # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more
+                task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), check=check)
             except TaskError as exc:
                 errors.append(str(exc))
                 continue
@@ -59,8 +69,11 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
     * its gold solution replays on a fresh copy with every call succeeding, to the same answer
       (graph: the recorded answer path; programmatic: the program re-executed gives the same answer
       and the same trace) and the same final state;
+    * every gold call is needed: each lookup's result feeds a later call (or is what the answer is
+      read from), each table the gold writes ends changed, and no single write can be left out;
     * the values it states directly identify one row each (the answer is unique);
-    * its verifier rejects a do-nothing attempt and a wrong answer.
+    * its verifier rejects a do-nothing attempt, a wrong answer, and (for a task that changes nothing)
+      every answer of a cheap strategy (`cheap_answers`).
     `reference` is the serialized final database of the synthesis run, if at hand: a replay that
     reproduces it byte for byte needs no second state hash.
     """
@@ -71,6 +84,7 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
             answer, trace, ok = execute(theme, task.program, run)
             if not ok or [dict(c) for c in task.solution] != trace:
                 problems.append("gold program does not replay to the same calls")
+            results = run.results
         else:
             results = [run.call(c["name"], c.get("arguments", {})) for c in task.solution]
             ok = all(r.ok for r in results)
@@ -78,6 +92,8 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
                 problems.append("gold solution has a failing call")
             path = task.features.get("answer_path")
             answer = answer_of(results[path[0]].data, path) if path and ok else task.answer
+            if ok and _unused_lookup(theme, task, [r.data for r in results]):
+                problems.append("a gold lookup's result is never used")
         if task.answer_type != "none" and not answers_match(task.answer, answer, task.answer_type, task.tolerance):
             problems.append("gold replay gives a different answer")
         if task.state_hash is not None:
@@ -85,17 +101,117 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
             if not same and fx.state_hash(run.conn, task.state_tables) != task.state_hash:
                 problems.append("gold replay gives a different final state")
             initial = fx.initial_hash(task.state_tables)
-            if initial == task.state_hash or any(verify(task, nothing, initial).passed for nothing in DO_NOTHING):
+            if initial == task.state_hash or any(verify(task, nothing, initial, True).passed for nothing in DO_NOTHING):
                 problems.append("a do-nothing attempt passes")
+            if any(fx.state_hash(run.conn, (t,)) == fx.initial_hash((t,)) for t in task.state_tables):
+                problems.append("gold writes cancel each other out")
+    if task.state_hash is not None and not problems and _removable_write(theme, task, fx):
+        problems.append("a gold write can be left out")
     if any(fx.count(*u) != 1 for u in task.features.get("unique", ())):
         problems.append("a value in the instruction matches several rows")
-    if task.state_hash is None and any(verify(task, nothing, None).passed for nothing in DO_NOTHING):
+    if task.state_hash is None and any(verify(task, nothing, None, True).passed for nothing in DO_NOTHING):
         problems.append("a do-nothing attempt passes")
+    if guessable(theme, task):
+        problems.append("a cheap strategy's answer passes")
+    problems += [f"the instruction breaks the wording rule {rule!r}" for rule in wording_problems(theme, task)]
     if task.answer_type != "none" and answers_match(task.answer, _wrong(task), task.answer_type, task.tolerance):
         problems.append("a wrong answer passes")
     if not task.checks:
         problems.append("the task checks nothing")
     return problems
+
+
+def _scalars(data) -> set:
+    """Every scalar value in a tool output (fields of a record, of each listed record)."""
+    items = data if isinstance(data, list) else [data]
+    return {v for x in items if isinstance(x, dict) for v in x.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+
+
+def _unused_lookup(theme: Theme, task: Task, outputs: list) -> bool:
+    """A read before the last call none of whose output values reaches a later call's arguments
+    (other than values the instruction states anyway): the agent would never need it."""
+    calls = task.solution
+    for i, c in enumerate(calls[:-1]):
+        if theme.toolset[c["name"]].writes:
+            continue
+        later = {v for d in calls[i + 1:] for v in d.get("arguments", {}).values() if isinstance(v, (str, int, float))}
+        if not any(str(v) not in task.instruction for v in _scalars(outputs[i]) & later):
+            return True
+    return False
+
+
+def _removable_write(theme: Theme, task: Task, fx) -> bool:
+    """A task with several writes whose end state is reached with one of them left out, or with two
+    writes on the same entity left out (a write and its undo)."""
+    calls = task.solution
+    writes = [i for i, c in enumerate(calls) if theme.toolset[c["name"]].writes]
+    if len(writes) < 2:
+        return False
+
+    def values(i: int) -> set:
+        return {str(v) for v in calls[i].get("arguments", {}).values()}
+
+    skips = [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
+    for skip in skips:
+        with fx.run() as run:
+            results = [run.call(c["name"], c.get("arguments", {})) for i, c in enumerate(calls) if i not in skip]
+            if all(r.ok for r in results) and fx.state_hash(run.conn, task.state_tables) == task.state_hash:
+                return True
+    return False
+
+
+def _answer_key(answer) -> str:
+    """A normal form under which two answers that grade the same are equal (for counting them)."""
+    number = _number(answer)
+    if number is not None:
+        return f"n:{number:.6g}"
+    if isinstance(answer, bool):
+        return f"b:{answer}"
+    if isinstance(answer, (list, tuple)):
+        return "s:" + "|".join(_items(answer))
+    return "t:" + _text(answer)
+
+
+def answer_prior(theme: Theme, level: int, db_seed: int = 0) -> tuple:
+    """The answers a guesser who knows the theme and level would try: those at least PRIOR_REPEATS times
+    in a fixed sample of PRIOR_SAMPLE candidate tasks (both kinds, before the quality filter, which is
+    what makes it cheap; built once per theme, level and world, deterministic). Returns answers as
+    they were given."""
+    return _answer_prior(theme, level, db_seed)
+
+
+@lru_cache(maxsize=8192)
+def _answer_prior(theme: Theme, level: int, db_seed: int) -> tuple:
+    counts: Counter = Counter()
+    first: dict[str, object] = {}
+    for s in range(PRIOR_SAMPLE):
+        try:
+            t = synthesize_task(theme, level, 2**30 + s, ("graph", "programmatic")[s % 2], db_seed, attempts=8, check=False)
+        except TaskError:
+            continue
+        if t.state_hash is None and t.answer_type != "none":
+            key = _answer_key(t.answer)
+            counts[key] += 1
+            first.setdefault(key, t.answer)
+    return tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
+
+
+def guessable(theme: Theme, task: Task) -> bool:
+    """A task that changes nothing whose answer one of `cheap_answers` passes (checked before the
+    replays of the quality filter too, since it is cheap and rejects the most candidates)."""
+    return task.state_hash is None and any(answers_match(task.answer, c, task.answer_type, task.tolerance) for c in cheap_answers(theme, task))
+
+
+def cheap_answers(theme: Theme, task: Task) -> list:
+    """What strategies that never look at the world would submit for `task`: nothing, each constant of
+    `CONSTANT_ANSWERS`, the first id or quoted value of the instruction, and the answers frequent for
+    the task's theme and level (`answer_prior`)."""
+    out: list = [a for a in DO_NOTHING if a is not None] + list(CONSTANT_ANSWERS)
+    first = first_value(task.instruction)
+    if first:
+        out.append(first)
+    out.extend(answer_prior(theme, task.difficulty, task.db_seed))
+    return out
 
 
 def _wrong(task: Task):
@@ -108,4 +224,4 @@ def _wrong(task: Task):
     return f"{task.answer} definitely-wrong"
 
 
-__all__ = ["KINDS", "LEVELS", "Level", "dependency_graph", "quality_problems", "start_tools", "start_weights", "synthesize_task"]
+__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "quality_problems", "start_tools", "start_weights", "synthesize_task"]

@@ -25,7 +25,8 @@ _WRITE_SQL = re.compile(r'^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UP
 
 
 @lru_cache(maxsize=4096)
-def _written_table(sql: str) -> str | None:
+def written_table(sql: str) -> str | None:
+    """The table an INSERT / REPLACE / UPDATE / DELETE statement writes to (None for anything else)."""
     m = _WRITE_SQL.match(sql)
     return m.group(1) if m else None
 
@@ -50,7 +51,7 @@ class Run:
         self.results: list[ToolResult] = []
 
     def _trace(self, sql: str) -> None:
-        table = _written_table(sql)
+        table = written_table(sql)
         if table:
             self.written.add(table)
 

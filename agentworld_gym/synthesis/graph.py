@@ -8,7 +8,11 @@ The paper starts walks at tools that produce outputs and have no strong predeces
 has only one or two of those, so every read tool with outputs may start a walk, and the paper's
 start tools get `PAPER_START_WEIGHT` times the weight. A walk fills each argument from an earlier
 output (the chain) or from a value sampled from the database, runs on a fresh copy of the world,
-and becomes an instruction that names no tool, table or column.
+and becomes a goal: what the user wants done or known, with the facts they know (an id, an email),
+never the calls or their order. A value that came from an earlier call is described by where it
+comes from ("the account of card CD-1001"), so the agent has to plan the chain itself. A walk is
+dropped when one of its calls is not needed (a lookup whose result no later call uses) or when a
+reference would be ambiguous (an item taken from a list of several).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import hashlib
 import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -33,6 +38,9 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 PAPER_START_WEIGHT = 3.0  # start tools with no strong predecessor (the paper's rule) are preferred
 RETRIES = 4  # draws per walk position before the walk is abandoned
 MAX_CALLS = 19  # gold calls per task: with the final submit it fits the env's default max_turns=20
+# Walks keep only needed calls; worlds seldom chain more than three needed lookups, so a level asks
+# for at least this many needed calls (or its own minimum, if lower) after the walk is pruned.
+MIN_NEEDED_CALLS = 3
 
 
 @dataclass(frozen=True)
@@ -45,17 +53,16 @@ class Level:
     conditions: int  # programmatic: filter conditions on the listed entities
     lookups: bool  # programmatic: one lookup call per listed entity (a loop of calls)
     prefix: int  # programmatic: chained steps needed to reach the entity whose list is aggregated
-    distractors: int  # near-duplicate entity names mentioned in the instruction
-    obscure: bool  # no numbered steps; references worded indirectly
 
 
 LEVELS: dict[int, Level] = {
-    1: Level((1, 1), 4.0, 0.0, 0, False, 0, 0, False),
-    2: Level((2, 2), 4.0, 0.0, 1, False, 0, 0, False),
-    3: Level((2, 3), 2.0, 0.4, 1, False, 1, 1, False),
-    4: Level((3, 4), 1.0, 0.6, 1, True, 1, 1, True),
-    5: Level((4, 6), 0.5, 0.8, 2, True, 1, 2, True),
+    1: Level((1, 1), 4.0, 0.0, 0, False, 0),
+    2: Level((2, 2), 4.0, 0.0, 1, False, 0),
+    3: Level((2, 3), 2.0, 0.4, 1, False, 1),
+    4: Level((3, 4), 1.0, 0.6, 1, True, 1),
+    5: Level((4, 6), 0.5, 0.8, 2, True, 1),
 }
+PAGE_SIZES = (10, 20, 25, 50, 100)  # list lengths that look like a page rather than a whole answer
 
 
 @lru_cache(maxsize=16)
@@ -152,13 +159,17 @@ def sample_key(fx: Facts, key: str, rng) -> Any:
 
 
 def capped(t: Tool, arguments: dict, data: Any) -> bool:
-    """True when a list output may have been cut by a page-size parameter (a count would be ambiguous)."""
+    """True when a list output may have been cut to a page (a count of it would be the page size, not
+    the answer): it is as long as a numeric parameter's value or default (a limit, a page size), or
+    as long as a usual page size (the tool may cut it without saying so)."""
     if not isinstance(data, list):
         return False
+    if len(data) in PAGE_SIZES:
+        return True
     for p, prop in t.parameters.get("properties", {}).items():
-        if prop.get("type") == "integer" and p not in t.consumes:
+        if prop.get("type") in ("integer", "number") and p not in t.consumes:
             limit = arguments.get(p, prop.get("default"))
-            if isinstance(limit, int) and len(data) >= limit:
+            if isinstance(limit, (int, float)) and not isinstance(limit, bool) and len(data) >= limit:
                 return True
     return False
 
@@ -176,25 +187,33 @@ def record_noun(theme: Theme, fx: Facts, t: Tool, data: dict) -> str | None:
 
 
 def answer_of(data: Any, path: list) -> Any:
-    """The answer a graph task reads from its last output: a field, or a count of listed items."""
+    """The answer a graph task reads from its last output: a field, a count of listed items, or
+    (path [call, "#0", field]) a field of the only listed item."""
     field = path[1]
     if field == "#count":
         return len(data)
+    if field == "#0":
+        data, field = (data[0] if isinstance(data, list) and len(data) == 1 else None), path[2]
     return data.get(field) if isinstance(data, dict) else None
 
 
-def add_distractors(theme: Theme, fx: Facts, given: list[tuple], n: int, rng) -> list[str]:
-    """Up to `n` sentences naming near-duplicates of directly given values (AC-1038 vs AC-1039)."""
-    out, seen = [], set()
-    order = [given[i] for i in rng.permutation(len(given))] if given else []
-    stated = {v for *_, v in given}
-    for rank in (0, 1):  # first one decoy per stated value, then a second one
-        for noun, table, column, value in order:
-            decoys = [d for d in fx.neighbours(table, column, value) if d not in stated]
-            if len(out) < n and len(decoys) > rank and (table, column, value, rank) not in seen:
-                seen.add((table, column, value, rank))
-                out.append(W.distractor_text(noun, W.show(value), W.show(decoys[rank])))
-    return out
+def lookalikes(fx: Facts, given: list[tuple]) -> int:
+    """How many directly stated values have a near-duplicate record in the world (AC-1038 beside
+    AC-1039): records the agent must tell apart. These distractors are part of the world, never
+    sentences in the instruction."""
+    return sum(1 for _noun, table, column, value in given if fx.neighbours(table, column, value))
+
+
+FEW_VALUES = 8  # a field whose column holds this few distinct values is guessed right at least 1 time in 8
+
+
+def _few_values(fx: Facts, name: str, value: Any) -> bool:
+    """A yes/no field, or one whose column holds only a few values (a status): a guess among them is too
+    likely to be right for it to be an answer."""
+    if isinstance(value, bool):
+        return True
+    where = fx.column_of(name)
+    return where is not None and len(fx.values(*where)) <= FEW_VALUES
 
 
 def task_id(theme: Theme, kind: str, difficulty: int, seed: int, db_seed: int, body: str) -> str:
@@ -212,6 +231,16 @@ def state_check(fx: Facts, run: Run) -> tuple[tuple[str, ...], str] | None:
 # ------------------------------------------------------------------------------------------ walks
 
 
+@lru_cache(maxsize=4096)
+def _consumed_keys(theme: Theme) -> frozenset:
+    return frozenset(k for t in theme.toolset for p in t.consumes if (k := theme.key_of(p)))
+
+
+@lru_cache(maxsize=65536)
+def _tool_keys(theme: Theme, name: str) -> frozenset:
+    return frozenset(k for p in theme.toolset[name].consumes if (k := theme.key_of(p)))
+
+
 class _Walk:
     """One attempt: the calls made so far on a private copy, and how each argument was obtained."""
 
@@ -227,6 +256,26 @@ class _Walk:
     def outputs(self) -> list[Any]:
         return [r.data for r in self.run.results]
 
+    def _known_before(self, j: int) -> set:
+        """Values the calls up to j were given: no news when call j's output repeats one of them."""
+        return {v for c in self.run.calls[:j + 1] for v in c.arguments.values() if isinstance(v, (str, int, float))}
+
+    def _source(self, j: int) -> bool:
+        """Whether call j's output may feed a later argument (a record, or a list of exactly one)."""
+        data = self.run.results[j].data
+        return isinstance(data, dict) or (isinstance(data, list) and len(data) == 1)
+
+    def feeder(self) -> Callable[[Tool], bool] | None:
+        """A test for tools that can take a key from a read whose result nothing has used yet (every
+        lookup must be used); None when no such read is waiting."""
+        used = {j for refs in self.refs for j in refs.values()}
+        outputs = self.outputs
+        waiting = [j for j, c in enumerate(self.run.calls) if j not in used and not self.theme.toolset[c.name].writes and self._source(j)]
+        keys = {k for j in waiting for k in _consumed_keys(self.theme) if find_key(outputs[j], k)}
+        if not keys:
+            return None
+        return lambda t: bool(_tool_keys(self.theme, t.name) & keys)
+
     def fill(self, t: Tool) -> tuple[dict, dict] | None:
         args: dict[str, Any] = {}
         refs: dict[str, int] = {}
@@ -236,8 +285,9 @@ class _Walk:
             key = self.theme.key_of(p) if p in t.consumes else None
             if key:
                 for j in range(len(outputs) - 1, -1, -1):
-                    found = find_key(outputs[j], key)
-                    if found is not None and found[1] not in args.values():
+                    found = find_key(outputs[j], key) if self._source(j) else None
+                    # a value call j was given is no news from it: the user states it, call j is not needed for it
+                    if found is not None and found[1] not in args.values() and found[1] not in self._known_before(j):
                         args[p], refs[p] = found[1], j
                         break
                 else:
@@ -275,11 +325,15 @@ class _Walk:
         return False
 
 
-def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, used: set, writes: bool | None) -> str | None:
-    """Weight-biased choice of the next tool; `writes` True/False restricts to write/read tools."""
+def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, used: set, writes: bool | None,
+               feed: Callable[[Tool], bool] | None = None) -> str | None:
+    """Weight-biased choice of the next tool; `writes` True/False restricts to write/read tools, and
+    `feed` (when some tool passes it) to tools that can use a result nothing has used yet."""
     names = [n for n in edges if writes is None or tools[n].writes == writes]
     fresh = [n for n in names if n not in used]
     names = fresh or names  # repeat a tool only when the theme has no other
+    if feed is not None:
+        names = [n for n in names if feed(tools[n])] or names
     if not names:
         return None
     w = np.array([edges[n] for n in names], float) ** lv.sharpness
@@ -311,7 +365,7 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
                     if previous is None:
                         current = names[int(rng.choice(len(names), p=weights))]
                     else:
-                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict)
+                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, walk.feeder())
                         if current is None:
                             break
                     if walk.step(tools[current]):
@@ -326,6 +380,9 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
                 previous = current
             if not ok:
                 continue
+            _prune(theme, walk, graph)
+            if len(walk.run.calls) < min(lv.calls[0], MIN_NEEDED_CALLS):
+                continue  # what is left is an easier level's task
             task = _to_task(theme, fx, walk, difficulty, seed, db_seed, lv, rng)
             if task is None:
                 continue
@@ -342,25 +399,89 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
 
 
 def quality(theme: Theme, task: Task, run: Run) -> list[str]:
-    from . import quality_problems
+    from . import guessable, quality_problems
 
+    if guessable(theme, task):
+        return ["a cheap strategy's answer passes"]
     return quality_problems(theme, task, reference=run.conn.serialize() if task.state_hash else None)
 
 
-def _render(theme: Theme, walk: _Walk, lv: Level) -> list[str]:
+def _ref_phrase(theme: Theme, walk: _Walk, param: str, j: int) -> str:
+    """An argument that came from call `j`'s output, described by where it comes from."""
+    return _subject(theme, walk, j, W.entity_noun(theme, param))
+
+
+def _subject(theme: Theme, walk: _Walk, i: int, noun: str | None) -> str:
+    """'the account of card CD-1001': call `i`'s result as a noun phrase built from its arguments
+    (its entity argument after "of", other arguments after "with"), recursively for chained ones."""
+    call, refs = walk.run.calls[i], walk.refs[i]
+    t = theme.toolset[call.name]
+    of, of_noun, extra = None, None, []
+    for p, v in call.arguments.items():
+        key = theme.key_of(p) if p in t.consumes else None
+        if p in refs:
+            text = _ref_phrase(theme, walk, p, refs[p])
+        else:
+            text = W.labelled_text(theme, t, p, v)
+        if key and of is None:
+            of, of_noun = text, noun_of(key)
+        elif key:
+            extra.append(text)
+        else:
+            extra.append(text if p not in refs else f"{humanize(p)} {text}")
+    if noun is not None and noun == of_noun and not extra:
+        return of  # the record of the entity it was asked for: "account AC-1", not "the account of account AC-1"
+    return W.described(noun or "result", of, extra)
+
+
+def _facts_text(theme: Theme, walk: _Walk, i: int) -> str:
+    """Call `i`'s arguments as the facts a question names: 'account AC-1 and category dining'."""
+    call, refs = walk.run.calls[i], walk.refs[i]
+    t = theme.toolset[call.name]
+    parts = [_ref_phrase(theme, walk, p, refs[p]) if p in refs else W.labelled_text(theme, t, p, v) for p, v in call.arguments.items()]
+    return " and ".join(parts)
+
+
+def _request(theme: Theme, walk: _Walk, i: int) -> str:
+    """A write call as something the user asks for (the tool's phrase, arguments described)."""
+    call, refs = walk.run.calls[i], walk.refs[i]
+    t = theme.toolset[call.name]
+    parts = {p: _ref_phrase(theme, walk, p, refs[p]) if p in refs else W.argument_text(theme, t, p, v) for p, v in call.arguments.items()}
+    return W.clause(theme, t, parts)
+
+
+def _needless_call(theme: Theme, walk: _Walk) -> bool:
+    """A read before the last call whose result no later call uses (the instruction would have to
+    narrate it, or an agent could skip it): the walk is not a task."""
+    used = {j for refs in walk.refs for j in refs.values()}
+    calls = walk.run.calls
+    return any(j not in used and not theme.toolset[c.name].writes for j, c in enumerate(calls[:-1]))
+
+
+def _prune(theme: Theme, walk: _Walk, graph: dict) -> None:
+    """Drop the reads nothing needs: a read is needed when it is the last call or feeds a needed call.
+    Reads change nothing, so the rest of the walk (its outputs, its end state) stays as it ran."""
+    calls = walk.run.calls
+    needed = {len(calls) - 1} | {i for i, c in enumerate(calls) if theme.toolset[c.name].writes}
+    for i in range(len(calls) - 1, -1, -1):
+        if i in needed:
+            needed.update(walk.refs[i].values())
+    if len(needed) == len(calls):
+        return
+    keep = sorted(needed)
+    new_index = {old: new for new, old in enumerate(keep)}
+    walk.run.calls[:] = [calls[i] for i in keep]
+    walk.run.results[:] = [walk.run.results[i] for i in keep]
+    walk.refs = [{p: new_index[j] for p, j in walk.refs[i].items()} for i in keep]
+    names = [c.name for c in walk.run.calls]
+    walk.edge_kinds = [graph[a][b] if a != b else STRONG for a, b in zip(names, names[1:], strict=False)]
+
+
+def _ambiguous_reference(walk: _Walk) -> bool:
+    """An argument taken from a list of several items: "the first one listed" depends on an order the
+    user never stated."""
     outputs = walk.outputs
-    steps = []
-    for i, (call, refs) in enumerate(zip(walk.run.calls, walk.refs, strict=True)):
-        t = theme.toolset[call.name]
-        parts = {}
-        for p, v in call.arguments.items():
-            if p in refs:
-                j = refs[p]
-                parts[p] = W.reference_text(theme, p, j, isinstance(outputs[j], list), lv.obscure, i)
-            else:
-                parts[p] = W.argument_text(theme, t, p, v)
-        steps.append(W.clause(theme, t, parts))
-    return steps
+    return any(isinstance(outputs[j], list) and len(outputs[j]) != 1 for refs in walk.refs for j in refs.values())
 
 
 def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, db_seed: int, lv: Level, rng) -> Task | None:
@@ -369,6 +490,8 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     wrote = any(theme.toolset[c.name].writes for c in calls)
     if any(fx.count(*u) != 1 for u in walk.unique):
         return None  # a directly given value that matches several rows would make the task ambiguous
+    if _needless_call(theme, walk) or _ambiguous_reference(walk):
+        return None
     tables, final = (), None
     if wrote:
         changed = state_check(fx, walk.run)
@@ -377,33 +500,46 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
         tables, final = changed
     given = {W.show(v) for c in calls for v in c.arguments.values()}
     answer, answer_type, question, path = None, "none", "", None
-    if isinstance(out, list):
+    n = len(calls) - 1
+    one = isinstance(out, list) and len(out) == 1 and isinstance(out[0], dict)
+    if one:  # a list of one: ask about the record (its count, 1, is what a guesser says first)
+        out = out[0]
+    if isinstance(out, list) and not last.writes:
         if not capped(last, calls[-1].arguments, out) and all(isinstance(x, dict) for x in out):
             key = next((theme.key_of(k) for k in last.produces if find_key(out, theme.key_of(k) or k)), None)
             noun = W.plural(noun_of(key)) if key else "items"
-            answer, answer_type, path = len(out), "number", [len(calls) - 1, "#count"]
-            where = "" if len(calls) == 1 else " by the last step" if lv.obscure else f" in step {len(calls)}"
-            question = f"How many {noun} are listed{where}?"
+            answer, answer_type, path = len(out), "number", [n, "#count"]
+            where = _facts_text(theme, walk, n)
+            question = f"How many {noun} are there for {where}?" if where else f"How many {noun} are there?"
     elif isinstance(out, dict) and (not wrote or rng.random() < 0.5):
         fields = {k: v for k, v in scalar_fields(out).items()
                   if W.show(v) not in given and not k.lower().endswith("id") and not (isinstance(v, str) and (len(v) > 80 or not v.strip()))}
+        fields = {k: v for k, v in fields.items() if not _few_values(fx, k, v)}
+        earlier = [x for d in outputs[:-1] for x in (d if isinstance(d, list) else [d]) if isinstance(x, dict)]
+        fields = {k: v for k, v in fields.items() if not any(x.get(k) == v for x in earlier)}  # else the last call is not needed
         if fields:
             name = sorted(fields)[int(rng.integers(len(fields)))]
             answer = fields[name]
             answer_type = "bool" if isinstance(answer, bool) else "number" if isinstance(answer, (int, float)) else "text"
-            path = [len(calls) - 1, name]
-            noun = record_noun(theme, fx, last, out)
+            path = [n, "#0", name] if one else [n, name]
             field = humanize(name)
             if isinstance(answer, str) and _ISO_DATE.match(answer) and not {"date", "at", "on", "day"} & set(field.split()):
                 field += " date"  # "opened" -> "opened date"
-            question = f"What is the {field} of that {noun}?" if noun else f"What {field} does that give?"
+            noun = record_noun(theme, fx, last, out)
+            if last.writes and (answer_type == "bool" or sum(theme.toolset[c.name].writes for c in calls) > 1):
+                answer, answer_type, path = None, "none", None  # "it" would be ambiguous among several requests
+            elif last.writes:
+                question = f"What {field} does the system report for it?"
+            elif noun is None:
+                question = f"What is the {field} for {_facts_text(theme, walk, n)}?"
+            else:
+                question = f"What is the {field} of {_subject(theme, walk, n, noun)}?"
     if answer_type == "none" and not wrote:
         return None
-    steps = _render(theme, walk, lv)
-    body = W.join_steps(steps, lv.obscure)
-    distractors = add_distractors(theme, fx, walk.given, lv.distractors, rng)
-    tail = question or "Confirm when it is done."
-    instruction = "\n".join([body, *distractors, tail])
+    if not last.writes and answer_type == "none":
+        return None  # the last lookup would answer nothing
+    requests = [_request(theme, walk, i) for i, c in enumerate(calls) if theme.toolset[c.name].writes]
+    instruction = W.goal(requests, question or "Tell me when it is done.")
     solution = tuple({"name": c.name, "arguments": dict(c.arguments)} for c in calls)
     strong = sum(1 for k in walk.edge_kinds if k == STRONG)
     features = {
@@ -414,8 +550,7 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
         "chained_args": sum(len(r) for r in walk.refs),
         "aggregation": 0,
         "branching": 0,
-        "distractors": len(distractors),
-        "obscured": lv.obscure,
+        "distractors": lookalikes(fx, walk.given),
         "answer_path": path,
         "unique": [list(u) for u in walk.unique],
         "knobs": knobs(lv),

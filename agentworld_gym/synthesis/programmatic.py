@@ -4,7 +4,10 @@ A plan is read from Tool metadata alone: a *list* tool (a read tool that takes a
 returns records), optionally reached through a *prefix* step that produces that key, optionally
 followed by a *lookup* per listed entity (a loop of calls), then an aggregation over the records
 (count / sum / argmax / argmin / top-k, with filter conditions = branches) or a conditional write
-("<write> each of those <entities> whose <field> is over X"). The plan becomes Python source
+("<write> each of those <entities> whose <field> is over X"). The instruction is the user's goal
+("What is the total amount of the transactions of the account of card CD-1001 with category
+dining?"): the list, the lookups and the loop are the agent's to plan. Lookups are made only when
+the answer needs a field the list does not show, so every call is needed. The plan becomes Python source
 (stored as `Task.program`); executing that source on a fresh copy of the world gives the answer
 and the call trace (`Task.solution`, what OraclePolicy replays), and, for writes, the final state.
 """
@@ -27,11 +30,11 @@ from .facts import Facts, Run, facts
 from .graph import (
     MAX_CALLS,
     Level,
-    add_distractors,
     capped,
     find_key,
     knobs,
     level,
+    lookalikes,
     quality,
     sample_key,
     sample_plain,
@@ -100,7 +103,6 @@ def _fill_plain(theme: Theme, fx: Facts, t: Tool, skip: set, rng) -> dict | None
 class _Plan:
     def __init__(self):
         self.lines: list[str] = []  # program body
-        self.steps: list[str] = []  # instruction clauses
         self.given: list[tuple] = []
         self.conditions: list[tuple] = []  # (field, op, value)
         self.branches = 0
@@ -207,13 +209,15 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if found is None or (pargs.get(kparam) == found[1]):
             return None
         plan.lines.append(f"    ref = call({pt.name!r}, **{pargs!r})[{found[0]!r}]")
-        plan.steps.append(W.clause(theme, pt, {p: W.argument_text(theme, pt, p, v) for p, v in pargs.items()}))
-        kvalue, ksource, ktext = found[1], "ref", W.reference_text(theme, kparam, 0, False, lv.obscure, 1)
+        pfacts = [W.labelled_text(theme, pt, p, v) for p, v in pargs.items()]
+        pkeys = [W.labelled_text(theme, pt, p, v) for p, v in pargs.items() if p in pt.consumes and theme.key_of(p)]
+        of = pkeys[0] if pkeys else None
+        kvalue, ksource, ktext = found[1], "ref", W.described(noun_of(key), of, [f for f in pfacts if f != of])
     else:
         kvalue = sample_key(fx, key, rng)
         if kvalue is None:
             return None
-        ksource, ktext = repr(kvalue), W.argument_text(theme, lt, kparam, kvalue)
+        ksource, ktext = repr(kvalue), W.labelled_text(theme, lt, kparam, kvalue)
         plan.given.append((noun_of(key), *fx.key_column(key), kvalue))
     # 2. the list
     largs = _fill_plain(theme, fx, lt, {kparam}, rng)
@@ -237,7 +241,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     nouns = W.plural(noun)
     arg_src = ", ".join([f"{kparam}={ksource}", *(f"{p}={v!r}" for p, v in largs.items())])
     plan.lines.append(f"    items = call({lt.name!r}, {arg_src})")
-    plan.steps.append(W.clause(theme, lt, {kparam: ktext, **{p: W.argument_text(theme, lt, p, v) for p, v in largs.items()}}))
+    subject = W.described(nouns, ktext, [W.labelled_text(theme, lt, p, v) for p, v in largs.items()])
     # 3. optionally one lookup call per listed entity (a loop)
     records = items
     lookups = [g for g in roles["lookups"].get(ekey, []) if g is not lt]
@@ -257,15 +261,18 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             records.append(r.data)
         extra = "".join(f", {p}={v!r}" for p, v in gargs.items())
         plan.lines.append(f"    records = [call({g.name!r}, {gparam}=item[{idf!r}]{extra}) for item in items]")
-        plan.steps.append(W.clause(theme, g, {gparam: f"each of those {nouns}", **{p: W.argument_text(theme, g, p, v) for p, v in gargs.items()}}) + " one by one")
+        listed = set(items[0])  # the answer must need a field only the lookups give, or they are not needed
     else:
+        listed = set()
         plan.lines.append("    records = items")
     if any(idf not in r or r[idf] != i for r, i in zip(records, ids, strict=True)):
         return None
+    if listed and not _numeric_fields(records, {idf} | listed) and not _condition_candidates(records, {idf} | listed):
+        return None  # the lookups add nothing an answer could use
     # 4. what to do with them: a conditional write or an aggregation
     writers = [w for w in roles["writers"].get(ekey, [])]
     op = "write" if writers and rng.random() < lv.writes else _pick(list(AGGREGATES), rng)
-    n_conds = max(lv.conditions, 1) if op in ("write", "count") and lv.conditions == 0 and rng.random() < 0.5 else lv.conditions
+    n_conds = max(lv.conditions, 1) if op in ("write", "count") and lv.conditions == 0 and (listed or rng.random() < 0.5) else lv.conditions
     writable = None
     if op == "write":
         n_conds = 1  # one filter plus the "skip what the system refuses" branch
@@ -277,7 +284,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         writable = _writable(theme, run, w, wparam, wargs or {}, ids) if wargs is not None else set()
         if not writable:
             return None
-    numeric = _numeric_fields(records, {idf})
+    numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
     target = _pick(numeric, rng) if op in ("sum", "argmax", "argmin", "top") else None
     if op in ("sum", "argmax", "argmin", "top") and target is None:
         return None
@@ -291,7 +298,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         for _ in range(8):  # a few draws of n_conds conditions on distinct fields that keep some, not all
             chosen = [_pick([c for c in cands if c[0] == f], rng) for f in rng.choice(fields, n_conds, replace=False)]
             matched = [r for r in records if all(_holds(r, c) for c in chosen)]
-            if 0 < len(matched) < len(records) and (writable is None or any(r[idf] in writable for r in matched)):
+            needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
+            if 0 < len(matched) < len(records) and needs_lookups and (writable is None or any(r[idf] in writable for r in matched)):
                 plan.conditions = chosen
                 break
         else:
@@ -300,15 +308,17 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     plan.lines.append(f"    matched = [r for r in records if {cond_src}]")
     plan.branches = len(plan.conditions)
     cond = _cond_text(plan.conditions)
-    cond_text = f" with {cond}" if cond else ""
+    cond_text = f" that have {cond}" if cond else ""
     answer_type = "number"
     idtext = humanize(idf)
+    requests: list[str] = []
     if op == "count":
         plan.lines.append("    return len(matched)")
-        question = f"How many of those {nouns} have {cond}?" if cond else f"How many {nouns} are there?"
+        question = f"How many of {subject} have {cond}?" if cond else f"How many {nouns} are there of {ktext}?"
     elif op == "sum":
         plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
-        question = f"What is the total {humanize(target)} of those {nouns}{cond_text}?"
+        total = humanize(target) if humanize(target).startswith(("total", "sum")) else f"total {humanize(target)}"
+        question = f"What is the {total} of {subject}{cond_text}?"
     elif op in ("argmax", "argmin"):
         vals = sorted((r[target] for r in matched), reverse=op == "argmax")
         if len(vals) > 1 and vals[0] == vals[1]:
@@ -316,7 +326,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         fn = "max" if op == "argmax" else "min"
         plan.lines.append(f"    return {fn}(matched, key=lambda r: r[{target!r}])[{idf!r}]")
         which = "highest" if op == "argmax" else "lowest"
-        question = f"Among those {nouns}{cond_text}, which has the {which} {humanize(target)}? Answer with its {idtext}."
+        question = f"Among {subject}{cond_text}, which has the {which} {humanize(target)}? Answer with its {idtext}."
         answer_type = "text"
     elif op == "top":
         k = min(len(matched) - 1, int(rng.integers(2, 4)))
@@ -324,7 +334,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if k < 2 or vals[k - 1] == vals[k]:
             return None
         plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
-        question = f"Which {k} of those {nouns}{cond_text} have the highest {humanize(target)}? Answer with their {W.plural(idtext)}."
+        question = f"Which {k} of {subject}{cond_text} have the highest {humanize(target)}? Answer with their {W.plural(idtext)}."
         answer_type = "set"
     else:
         extra = "".join(f", {p}={v!r}" for p, v in wargs.items())
@@ -332,8 +342,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
                        f"        if call({w.name!r}, {wparam}=r[{idf!r}]{extra}) is not None:",
                        "            changed += 1", "    return changed"]
         plan.branches += 1
-        parts = {wparam: f"each of those {nouns}{cond_text}", **{p: W.argument_text(theme, w, p, v) for p, v in wargs.items()}}
-        plan.steps.append(W.clause(theme, w, parts))
+        parts = {wparam: f"each of {subject}{cond_text}", **{p: W.argument_text(theme, w, p, v) for p, v in wargs.items()}}
+        requests.append(W.clause(theme, w, parts))
         question = f"Skip any {noun} that cannot be changed, and tell me how many you changed."
     program = "def solve(call):\n" + "\n".join(plan.lines) + "\n"
     answer, trace, ok = execute(theme, program, run)
@@ -347,9 +357,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if changed is None:
             return None
         tables, final = changed
-    body = W.join_steps(plan.steps, lv.obscure)
-    distractors = add_distractors(theme, fx, plan.given, lv.distractors, rng)
-    instruction = "\n".join([body, *distractors, question])
+    instruction = W.goal(requests, question)
     solution = tuple({"name": c["name"], "arguments": c["arguments"]} for c in trace)
     if len(solution) > MAX_CALLS:
         return None
@@ -363,8 +371,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         "operation": op,
         "branching": plan.branches,
         "loop": len(records),
-        "distractors": len(distractors),
-        "obscured": lv.obscure,
+        "distractors": lookalikes(fx, plan.given),
         "knobs": knobs(lv),
     }
     return Task(

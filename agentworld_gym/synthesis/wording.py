@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..theme import Theme, noun_of
+from ..theme import Theme, humanize, noun_of
 from ..tools import Tool
 
-ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
@@ -68,27 +67,23 @@ def argument_text(theme: Theme, t: Tool, param: str, value: Any) -> str:
     return f"{noun_of(key)} {show(value)}" if key else show(value)
 
 
-def reference_text(theme: Theme, param: str, step: int, from_list: bool, obscure: bool, current: int) -> str:
-    """An argument taken from an earlier step's output."""
-    noun = entity_noun(theme, param)
-    if obscure:
-        where = "it" if step == current - 1 else f"the {ORDINALS[min(step, 7)]} step"
-        return f"the first {noun} {where} lists" if from_list else (
-            f"that {noun}" if step == current - 1 else f"the {noun} from {where}")
-    if from_list:
-        return f"the first {noun} listed in step {step + 1}"
-    return f"the {noun} from step {step + 1}"
+def labelled_text(theme: Theme, t: Tool, param: str, value: Any) -> str:
+    """A directly given fact with what it is: 'account AC-1033', 'category dining'."""
+    key = theme.key_of(param) if param in t.consumes else None
+    return f"{noun_of(key)} {show(value)}" if key else f"{humanize(param)} {show(value)}"
 
 
-def join_steps(steps: list[str], obscure: bool) -> str:
-    """Numbered steps, or (obscured) one paragraph that hides the step structure."""
-    if len(steps) == 1:
-        return sentence(steps[0])
-    if not obscure:
-        return "\n".join(f"{i}. {sentence(s)}" for i, s in enumerate(steps, 1))
-    body = ", then ".join(steps[:-1])
-    return sentence(f"I need you to {body}, and after that {steps[-1]}")
+def described(noun: str, of: str | None, extra: list[str]) -> str:
+    """A noun phrase that pins an entity down by what the user knows about it:
+    'the account of card CD-1001', 'the customer with email a@b.org', 'the transactions of account AC-1 with category dining'."""
+    text = f"the {noun}" + (f" of {of}" if of else "")
+    return text + (f" with {' and '.join(extra)}" if extra else "")
 
 
-def distractor_text(noun: str, real: str, decoy: str) -> str:
-    return f"Careful: {noun} {decoy} is a different {noun} from {noun} {real}; leave it out of this."
+def goal(requests: list[str], question: str) -> str:
+    """One request as a user states it: what they want done, then what they want to know."""
+    parts = []
+    if requests:
+        parts.append(sentence("Please " + " and ".join(requests)))
+    parts.append(question)
+    return " ".join(parts)

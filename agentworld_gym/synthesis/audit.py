@@ -1,0 +1,67 @@
+"""Checks a task's instruction and gold solution against the rules of tasks v2, by check, not by eye.
+
+`audit(theme, task)` names each rule a task breaks; the quality filter rejects on the wording rules
+(`wording_problems`) and `benchmarks/bench_task_quality.py` reports the rate of each over samples.
+The rules: the instruction is a goal (no numbered steps, no "step N", no "then" narration, no tool
+identifiers), has no decoy sentences, every gold call is needed, writes do not cancel out, references
+are unambiguous, and no answer is the length of a page of a listing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..tasks import Task
+from ..theme import Theme
+
+RULES = ("step_leak", "decoy", "unused_call", "self_cancelling", "ambiguous_reference", "page_size_answer")
+
+_STEPS = re.compile(r"(?:^|\n)\s*\d+[.)]\s|\bsteps?\s+\d+\b|\b(?:then|after that|afterwards|next,|finally,)\b|\bthe (?:first|second|third|last) step\b", re.I)
+_DECOY = re.compile(r"\bcareful\b|\bleave (?:it|them) out\b|\bis a different \w+ from\b|\bdo not confuse\b", re.I)
+# "that account" / "those orders" / "the first order listed": pointers whose referent the user never named
+_POINTER = re.compile(r"\b(?:that|those|this|these)\s+(?!(?:have|has|had|cannot|can|are|is|was|were|will|would|does|do|did|it|they|we|you|i|he|she|the|a|an|its|their)\b)[a-z]+"
+                      r"|\bthe first \w+(?: \w+)? (?:listed|it lists)\b|\bfrom (?:the )?(?:previous|earlier) (?:step|result)\b", re.I)
+
+
+def wording_problems(theme: Theme, task: Task) -> list[str]:
+    """The wording rules a task's instruction breaks (its values blanked out first: an id may hold any word)."""
+    text = task.instruction
+    for c in task.solution:
+        for v in c.get("arguments", {}).values():
+            if isinstance(v, (str, int, float)) and len(str(v)) > 2:
+                text = text.replace(str(v), " ")
+    problems = []
+    if _STEPS.search(text) or any(re.search(rf"\b{re.escape(t.name)}\b", text) for t in theme.toolset if "_" in t.name):
+        problems.append("step_leak")
+    if _DECOY.search(text):
+        problems.append("decoy")
+    if _POINTER.search(text):
+        problems.append("ambiguous_reference")
+    return problems
+
+
+def audit(theme: Theme, task: Task) -> list[str]:
+    """Every rule of RULES the task breaks (replays its gold solution once)."""
+    from . import quality_problems
+    from .facts import facts
+    from .graph import capped
+
+    problems = wording_problems(theme, task)
+    found = quality_problems(theme, task)
+    if "a gold lookup's result is never used" in found:
+        problems.append("unused_call")
+    if "gold writes cancel each other out" in found or "a gold write can be left out" in found:
+        problems.append("self_cancelling")
+    if "a value in the instruction matches several rows" in found and "ambiguous_reference" not in problems:
+        problems.append("ambiguous_reference")
+    if task.answer_type == "number":
+        with facts(theme, task.db_seed).run() as run:
+            for c in task.solution:
+                result = run.call(c["name"], c.get("arguments", {}))
+                if result.ok and capped(theme.toolset[c["name"]], c.get("arguments", {}), result.data):
+                    problems.append("page_size_answer")
+                    break
+    return problems
+
+
+__all__ = ["RULES", "audit", "wording_problems"]
