@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import math
+import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
