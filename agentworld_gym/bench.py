@@ -190,7 +190,8 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
     from .env import AgentWorldEnv
     from .policies import make_policy, run_episode
 
-    envs = [AgentWorldEnv(t.theme, tasks=[t], max_turns=max_turns) for t in tasks]
+    # every task gets at least the turns its gold solution needs (its calls and the submit) plus one spare
+    envs = [AgentWorldEnv(t.theme, tasks=[t], max_turns=max(max_turns, len(t.solution) + 2)) for t in tasks]
     options = [{"task": t} for t in tasks]
     if policy is not None and hasattr(policy, "encoder"):  # batched HF policy
         from .policies.llm import run_episodes_batched

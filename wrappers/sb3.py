@@ -244,9 +244,11 @@ def _param_values(param: str, prop: dict, observed, text_values, instruction: st
     else:
         # A free-text argument (a category, a city, a reason): words the instruction uses, those
         # also seen in tool outputs first, then those the system prompt does not use.
+        # The word right after the parameter's noun ("with category dining") leads.
         seen_words = {str(v).lower() for _, v in itertools.chain(*observed)}
+        after_noun = {m.group(1).lower() for m in re.finditer(rf"\b{re.escape(_noun(param))}\s+([\w-]+)", instruction, re.I)}
         said = text_values["literal"] + text_values["word"] + text_values["id"]
-        strings += sorted(said, key=lambda w: w.lower() not in seen_words)
+        strings += sorted(said, key=lambda w: (w.lower() not in after_noun, w.lower() not in seen_words))
     return _unique(strings)[:VALUES_PER_PARAM]
 
 
@@ -267,8 +269,12 @@ def _tool_arguments(fn: dict, values_of: Callable[[str, dict], list], instructio
     # Optional arguments the instruction or an earlier output grounds: ids, enum values the
     # instruction says, and free text (a filter such as "the travel transactions").
     optional = [p for p in props if p not in required and props[p].get("type", "string") == "string"]
-    extra = {p: values_of(p, props[p])[:1] for p in optional}
-    extra = {p: v for p, v in extra.items() if v and ("enum" not in props[p] or _said(v[0], instruction))}
+    extra = {}
+    for p in optional:
+        # an enum value only when the instruction says it (any of them, not just the most likely one)
+        values = [v for v in values_of(p, props[p]) if "enum" not in props[p] or _said(v, instruction)]
+        if values:
+            extra[p] = values[:1]
     combos = sorted(itertools.product(*(range(len(v)) for v in options)), key=lambda idx: (sum(idx), idx))
     out = []
     for idx in combos:
