@@ -11,9 +11,9 @@
 #       --sft-examples 2048 --grpo-steps 200 --group-size 8 --tasks-per-step 32 --eval-episodes 0 \
 #       --theme-counts 0,1,4,16,64,256 --sources flagship,catalog,toucan --scaling-examples 2048 --rounds 3 --evolve-train-tasks 512
 #
-# --gpus N > 1 runs GRPO data-parallel (torchrun; one process per GPU, gradients averaged by DDP);
-# --eval-episodes 0 evaluates every held-out task; --only sft,eval_sft runs just those stages (names as in the
-# log). The scaling and evolve stages are benchmarks/arena_scaling.py.
+# Paths are relative to the repository root. --gpus N > 1 runs GRPO data-parallel (torchrun; one process per
+# GPU, gradients averaged by DDP); SFT runs in one process. --eval-episodes 0 evaluates every held-out task;
+# --only sft,eval_sft runs just those stages (names as in the log). Scaling and evolve are benchmarks/arena_scaling.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -12,7 +12,7 @@ Repetitions interleave the modes (the machine may be shared: its load average is
 report gives the median and the range over repetitions of generated tokens/s and of the ratios, plus
 tokens/s per turn as the episodes' context grows. The modes must produce the same tokens (checked).
 
-    python benchmarks/rollout_throughput.py --episodes 8 --model smollm2-135m --reps 3 --threads 2
+    nice python benchmarks/rollout_throughput.py --episodes 8 --model smollm2-135m --reps 3 --threads 1 --modes batched,single
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ class Args:
     max_turns: int = 4
     reps: int = 3
     modes: str = ",".join(MODES)
-    threads: int = 2
-    """torch threads, fixed (0: torch's default)"""
+    threads: int = 1
+    """torch threads, fixed (0: torch's default); on a shared 2-core box 2 threads stall on each other"""
     out: str = "benchmarks/results/rollout_throughput.json"
 
 
