@@ -1,81 +1,153 @@
-"""Rollout throughput: batched multi-episode generation vs one episode at a time, in the same run.
+"""Rollout throughput: batched multi-episode generation with KV-cache reuse vs one episode at a time, in the same run.
 
-Both sides play the same `episodes` tasks with the same greedy model, each episode in its own env;
-the batched side makes one `generate` call per turn for all running episodes (left padding, KV cache),
-the baseline plays the episodes one after another. Prints generated tokens/s of both and the ratio
-(target >= 4x).
+Every mode plays the same `episodes` tasks with the same greedy model, each episode in its own env:
 
-    python benchmarks/rollout_throughput.py --episodes 8 --model smollm2-135m
+* ``batched``            one generate call per turn for all running episodes; each episode's KV cache
+                         lives across turns, so a turn encodes only the new tokens (tool results, next prompt)
+* ``batched_reencode``   the same batching, but every turn re-encodes the whole transcripts (the old way)
+* ``single``             the episodes one after another, each with its cache kept across turns
+* ``single_reencode``    one after another, re-encoding every turn (the baseline of the earlier figures)
+
+Repetitions interleave the modes (the machine may be shared: its load average is recorded) and the
+report gives the median and the range over repetitions of generated tokens/s and of the ratios, plus
+tokens/s per turn as the episodes' context grows. The modes must produce the same tokens (checked).
+
+    nice python benchmarks/rollout_throughput.py --episodes 8 --model smollm2-135m --reps 3 --threads 1 --modes batched,single
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+MODES = ("batched", "batched_reencode", "single", "single_reencode")
 
 
 @dataclass
 class Args:
     model: str = "smollm2-135m"
-    """alias, local HF dir or checkpoint"""
+    """alias, local HF dir or checkpoint (an SFT checkpoint makes tool calls, so episodes last several turns)"""
     episodes: int = 8
     theme: str = "finance"
-    difficulty: int = 1
+    difficulty: int = 2
     max_new_tokens: int = 48
-    max_turns: int = 3
-    temperature: float = 0.0
-    """0: greedy (evaluation); 1.0: sampling, as in GRPO rollouts"""
-    threads: int = 0
-    """torch threads (0: torch's default)"""
+    max_turns: int = 4
+    reps: int = 3
+    modes: str = ",".join(MODES)
+    threads: int = 1
+    """torch threads, fixed (0: torch's default); on a shared 2-core box 2 threads stall on each other"""
     out: str = "benchmarks/results/rollout_throughput.json"
 
 
-def make_env(theme: str, task, max_turns: int):
+def play(policy, tasks, theme: str, max_turns: int, mode: str) -> tuple[list[dict], list[list[dict]], float]:
+    """(results, per-call turn logs, seconds) of one mode."""
     from agentworld_gym.env import AgentWorldEnv
+    from agentworld_gym.policies.llm import run_episodes_batched
 
-    return lambda: AgentWorldEnv(theme, tasks=[task], max_turns=max_turns)
+    reuse = not mode.endswith("_reencode")
+    groups = [tasks] if mode.startswith("batched") else [[t] for t in tasks]
+    results, logs = [], []
+    t0 = time.perf_counter()
+    for group in groups:
+        envs = [AgentWorldEnv(theme, tasks=[t], max_turns=max_turns) for t in group]
+        log: list[dict] = []
+        results += run_episodes_batched(envs, policy, options=[{"task": t} for t in group], reuse_cache=reuse, turn_log=log)
+        logs.append(log)
+        for env in envs:
+            env.close()
+    return results, logs, time.perf_counter() - t0
+
+
+def spread(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def per_turn(logs_by_rep: list[list[list[dict]]]) -> list[dict]:
+    """Median over repetitions, per turn index (summed over the calls of a rep: one call per turn when batched)."""
+    by_turn: dict[int, list[dict]] = {}
+    for logs in logs_by_rep:
+        totals: dict[int, dict] = {}
+        for log in logs:
+            for row in log:
+                t = totals.setdefault(row["turn"], {"episodes": 0, "context_tokens": 0, "gen_tokens": 0, "seconds": 0.0})
+                for k in t:
+                    t[k] += row[k]
+        for turn, t in totals.items():
+            by_turn.setdefault(turn, []).append(t)
+    table = []
+    for turn, rows in sorted(by_turn.items()):
+        table.append({"turn": turn, "episodes": rows[0]["episodes"],
+                      "mean_context_tokens": round(rows[0]["context_tokens"] / max(rows[0]["episodes"], 1)),
+                      "gen_tokens": rows[0]["gen_tokens"],
+                      "seconds_median": statistics.median(r["seconds"] for r in rows),
+                      "tokens_per_s_median": statistics.median(r["gen_tokens"] / r["seconds"] for r in rows)})
+    return table
 
 
 def main(args: Args) -> dict:
     import torch
     from agentworld_gym.envs import get_theme
 
-    from agentworld_gym.policies.llm import HFPolicy, run_episodes_batched
+    from agentworld_gym.policies.llm import HFPolicy
     from agentworld_gym.synthesis import synthesize_task
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    policy = HFPolicy(args.model, max_new_tokens=args.max_new_tokens, temperature=args.temperature)
+    modes = args.modes.split(",")
+    policy = HFPolicy(args.model, max_new_tokens=args.max_new_tokens, temperature=0.0, device="cpu")
     theme = get_theme(args.theme)
     tasks = [synthesize_task(theme, args.difficulty, seed) for seed in range(args.episodes)]
-    thunks = [make_env(args.theme, t, args.max_turns) for t in tasks]
-    options = [{"task": t} for t in tasks]
-
     policy.generate([[1, 2, 3]] * 2)  # warm-up: the first generate call pays one-off costs (threads, allocator)
-    t0 = time.perf_counter()
-    batched = run_episodes_batched([f() for f in thunks], policy, options=options)
-    t_batched = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    single = [run_episodes_batched([f()], policy, options=[o])[0] for f, o in zip(thunks, options, strict=True)]
-    t_single = time.perf_counter() - t0
+    load = [os.getloadavg()[0]]
+    runs = {m: [] for m in modes}
+    logs = {m: [] for m in modes}
+    trajectories = {}
+    for rep in range(args.reps):
+        for m in (modes if rep % 2 == 0 else modes[::-1]):  # alternate the order: drifting load hits every mode alike
+            results, log, seconds = play(policy, tasks, args.theme, args.max_turns, m)
+            tokens = sum(r["gen_tokens"] for r in results)
+            runs[m].append({"tokens": tokens, "seconds": seconds, "tokens_per_s": tokens / seconds})
+            logs[m].append(log)
+            trajectories.setdefault(m, [r["ids"] for r in results])
+            turns = [r["turns"] for r in results]
+            print(f"rep {rep} {m:17s} {tokens:5d} tokens {seconds:7.1f}s {tokens / seconds:7.1f} tokens/s", flush=True)
+        load.append(os.getloadavg()[0])
+    same = all(t == trajectories[modes[0]] for t in trajectories.values())
 
-    tok_b = sum(r["gen_tokens"] for r in batched)
-    tok_s = sum(r["gen_tokens"] for r in single)
-    result = {"args": asdict(args), "batched": {"tokens": tok_b, "seconds": round(t_batched, 2), "tokens_per_s": tok_b / t_batched},
-              "one_at_a_time": {"tokens": tok_s, "seconds": round(t_single, 2), "tokens_per_s": tok_s / t_single},
-              "torch_threads": torch.get_num_threads()}
-    result["speedup"] = result["batched"]["tokens_per_s"] / result["one_at_a_time"]["tokens_per_s"]
-    print(f"batched        {tok_b:6d} tokens in {t_batched:7.1f}s  {result['batched']['tokens_per_s']:7.1f} tokens/s")
-    print(f"one at a time  {tok_s:6d} tokens in {t_single:7.1f}s  {result['one_at_a_time']['tokens_per_s']:7.1f} tokens/s")
-    print(f"speedup {result['speedup']:.2f}x (target >= 4x)")
+    results = {"args": asdict(args), "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
+               "load_average_1min": {"per_rep": load, **spread(load)}, "same_tokens_in_every_mode": same,
+               "episode_turns": turns,
+               "modes": {m: {"runs": runs[m], "tokens_per_s": spread([r["tokens_per_s"] for r in runs[m]]),
+                             "per_turn": per_turn(logs[m])} for m in modes},
+               "speedups": {}}
+    for a, b in (("batched", "single"), ("batched", "single_reencode"), ("batched", "batched_reencode"),
+                 ("batched_reencode", "single_reencode"), ("single", "single_reencode")):
+        if a in runs and b in runs:
+            ratios = [x["tokens_per_s"] / y["tokens_per_s"] for x, y in zip(runs[a], runs[b], strict=True)]
+            results["speedups"][f"{a}/{b}"] = spread(ratios)
+
+    print(f"\nload average (1 min) {load}; torch threads {torch.get_num_threads()}; turns per episode {turns}; "
+          f"same tokens in every mode: {same}")
+    for m in modes:
+        s = results["modes"][m]["tokens_per_s"]
+        print(f"{m:17s} {s['median']:7.1f} tokens/s (median of {s['n']}, range {s['min']:.1f}-{s['max']:.1f})")
+    for k, s in results["speedups"].items():
+        print(f"{k:34s} {s['median']:5.2f}x (range {s['min']:.2f}-{s['max']:.2f})")
+    for m in modes:
+        if m.startswith("batched"):
+            print(f"\nper turn, {m}:")
+            for row in results["modes"][m]["per_turn"]:
+                print(f"  turn {row['turn']}: {row['episodes']} episodes, context {row['mean_context_tokens']:5d} tokens/episode, "
+                      f"{row['gen_tokens']:4d} generated, {row['tokens_per_s_median']:6.1f} tokens/s")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1))
-    return result
+    Path(args.out).write_text(json.dumps(results, indent=1))
+    return results
 
 
 if __name__ == "__main__":

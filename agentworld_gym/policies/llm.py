@@ -278,47 +278,105 @@ MIN_SHARED_PREFIX = 16  # below this, one extra forward call costs more than it 
 
 def generate_batch(model, encoder: ChatEncoder, prompts: list[list[int]], max_new_tokens: int,
                    temperature: float = 0.0, pad_id: int | None = None) -> list[list[int]]:
-    """Generate for many prompts at once (KV cache); each output is cut after the end token.
+    """Generate for many prompts at once (KV cache); each output is cut after the end token."""
+    return CachedGenerator(model, encoder, max_new_tokens, temperature, pad_id).generate(prompts)
 
-    Prompts of a batch usually share a long prefix (the system prompt with the tools; in GRPO the
-    whole first prompt of a group), so that prefix is encoded once and its KV cache is copied to
-    every row; each row's own suffix is padded on its left, between prefix and suffix. Position ids
-    come from the attention mask, so the result equals plain left padding (tested).
+
+class CachedGenerator:
+    """Batched generation for token sequences that grow between calls (the dialogues of running
+    episodes), keeping each row's KV cache from one call to the next.
+
+    Each call feeds only the tokens a row gained since the last call (the end token of its reply,
+    the tool results, the next generation prompt), left-padded after the cached columns, and keeps
+    the keys/values of what the model generated. Holes (padding, a finished row's filler) are masked
+    out and position ids come from the attention mask, so every row sees exactly its own dialogue:
+    the tokens equal a fresh encoding of the whole transcript (tested).
+
+    On the first call, the prefix all prompts share (the system prompt with the tools; in GRPO the
+    whole first prompt of a group) is encoded once and its cache copied to every row.
     """
-    import torch
 
-    if not prompts:
-        return []
-    pad_id = encoder.tok.pad_token_id if pad_id is None else pad_id
-    device = next(model.parameters()).device
-    shared = shared_prefix_len(prompts) if len(prompts) > 1 else 0
-    shared = shared if shared >= MIN_SHARED_PREFIX else 0
-    suffixes = [p[shared:] for p in prompts]
-    width = shared + max(len(q) for q in suffixes)
-    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    attn = torch.zeros((len(prompts), width), dtype=torch.long)
-    ids[:, :shared] = torch.tensor(prompts[0][:shared])
-    attn[:, :shared] = 1
-    for i, q in enumerate(suffixes):
-        ids[i, width - len(q):] = torch.tensor(q)
-        attn[i, width - len(q):] = 1
-    sampling = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else dict(do_sample=False)
-    with torch.no_grad():
+    def __init__(self, model, encoder: ChatEncoder, max_new_tokens: int, temperature: float = 0.0, pad_id: int | None = None):
+        self.model = model
+        self.encoder = encoder
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.pad_id = encoder.tok.pad_token_id if pad_id is None else pad_id
+        self.device = next(model.parameters()).device
+        self.cache = None  # a transformers DynamicCache, one row per sequence
+        self.ids = None  # [rows, columns]: the tokens the cache holds (pad in holes)
+        self.attn = None  # [rows, columns]: 1 where a column holds a token of the row's sequence
+        self.cached: list[int] = []  # per row: how many leading tokens of its sequence the cache holds
+
+    def _start(self, prompts: list[list[int]]) -> None:
+        import torch
+        from transformers import DynamicCache
+
+        shared = shared_prefix_len(prompts) if len(prompts) > 1 else 0
+        shared = shared if shared >= MIN_SHARED_PREFIX else 0
+        self.cache = DynamicCache(config=self.model.config)
+        prefix = torch.tensor([prompts[0][:shared]], dtype=torch.long, device=self.device)
         if shared:
-            from transformers import DynamicCache
+            with torch.no_grad():
+                self.model(input_ids=prefix, cache=self.cache, use_cache=True)
+            self.cache.batch_repeat_interleave(len(prompts))
+        self.ids = prefix.repeat(len(prompts), 1)
+        self.attn = torch.ones_like(self.ids)
+        self.cached = [shared] * len(prompts)
 
-            cache = DynamicCache(config=model.config)
-            model(input_ids=ids[:1, :shared].to(device), cache=cache, use_cache=True)
-            cache.batch_repeat_interleave(len(prompts))
-            sampling["cache"] = cache
-        out = model.generate(input_ids=ids.to(device), attention_mask=attn.to(device), max_new_tokens=max_new_tokens,
-                             eos_token_id=encoder.end_id, pad_token_id=pad_id, use_cache=True, **sampling)
-    result = []
-    for row in out[:, width:].tolist():
-        if encoder.end_id in row:
-            row = row[: row.index(encoder.end_id) + 1]
-        result.append(row)
-    return result
+    def generate(self, sequences: list[list[int]]) -> list[list[int]]:
+        """The next reply of every row; `sequences[i]` must extend what row i held at the last call."""
+        import torch
+
+        if not sequences:
+            return []
+        if self.cache is None:
+            self._start(sequences)
+        if len(sequences) != len(self.cached):
+            raise ConfigError(f"Expected {len(self.cached)} sequences (one per cached row; drop finished rows with keep()), "
+                              f"got {len(sequences)}.")
+        new = [seq[n:] for seq, n in zip(sequences, self.cached, strict=True)]
+        if not all(new):
+            raise ConfigError("Expected every sequence to have grown since the last call (at least a generation prompt), "
+                              "got one with no new tokens.")
+        width = max(len(q) for q in new)
+        ids = torch.full((len(new), width), self.pad_id, dtype=torch.long)
+        attn = torch.zeros((len(new), width), dtype=torch.long)
+        for i, q in enumerate(new):
+            ids[i, width - len(q):] = torch.tensor(q)
+            attn[i, width - len(q):] = 1
+        ids = torch.cat([self.ids, ids.to(self.device)], dim=1)
+        attn = torch.cat([self.attn, attn.to(self.device)], dim=1)
+        sampling = dict(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0) if self.temperature > 0 else dict(do_sample=False)
+        with torch.no_grad():
+            out = self.model.generate(input_ids=ids, attention_mask=attn, cache=self.cache, max_new_tokens=self.max_new_tokens,
+                                      eos_token_id=self.encoder.end_id, pad_token_id=self.pad_id, use_cache=True, **sampling)
+        prompt_width = ids.shape[1]
+        result = []
+        for row in out[:, prompt_width:].tolist():
+            if self.encoder.end_id in row:
+                row = row[: row.index(self.encoder.end_id) + 1]
+            result.append(row)
+        # the cache holds every generated column but the last (never fed back); filler after a row's end is masked out
+        fed = self.cache.get_seq_length() - prompt_width
+        gen_attn = torch.zeros((len(result), fed), dtype=torch.long)
+        for i, row in enumerate(result):
+            gen_attn[i, :min(len(row), fed)] = 1
+        self.ids = out[:, :prompt_width + fed]
+        self.attn = torch.cat([attn, gen_attn.to(self.device)], dim=1)
+        self.cached = [n + len(q) + min(len(g), fed) for n, q, g in zip(self.cached, new, result, strict=True)]
+        return result
+
+    def keep(self, rows: list[int]) -> None:
+        """Keep only these rows (in this order), e.g. the episodes still running."""
+        import torch
+
+        if self.cache is None or rows == list(range(len(self.cached))):
+            return
+        index = torch.tensor(rows, dtype=torch.long, device=self.device)
+        self.cache.batch_select_indices(index)
+        self.ids, self.attn = self.ids[index], self.attn[index]
+        self.cached = [self.cached[i] for i in rows]
 
 
 class HFPolicy:
@@ -368,12 +426,19 @@ class Episode:
 
 
 def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] | None = None,
-                         options: list[dict | None] | None = None) -> list[dict]:
+                         options: list[dict | None] | None = None, reuse_cache: bool = True,
+                         turn_log: list[dict] | None = None) -> list[dict]:
     """Play one episode in each env at once; every turn is one batched generate call.
 
+    With `reuse_cache` each episode's KV cache lives across turns, so a turn encodes only the new
+    tokens (tool results, next prompt); without it every turn re-encodes the whole transcripts
+    (same tokens, slower: kept as the benchmark's baseline). Finished episodes leave the batch.
     Returns run_episode-like dicts plus the token trajectory (`ids`, `mask`: 1 on the model's own
-    tokens) and `gen_tokens`.
+    tokens) and `gen_tokens`. `turn_log`, if given, gets one row per turn (episodes, context and
+    generated tokens, seconds).
     """
+    import time
+
     seeds = seeds or [None] * len(envs)
     options = options or [None] * len(envs)
     episodes = []
@@ -381,11 +446,19 @@ def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] |
         _, info = env.reset(seed=seed, options=opt)
         messages = model_messages(info["messages"], info["tools"])
         episodes.append(Episode(env, policy.encoder.start(messages), len(info["messages"])))
+    generator = None
     while True:
         active = [e for e in episodes if not e.done]
         if not active:
             break
-        outs = policy.generate([e.dialogue.ids for e in active])
+        if generator is None or not reuse_cache:
+            generator = CachedGenerator(policy.model, policy.encoder, policy.max_new_tokens, policy.temperature)
+        t0 = time.perf_counter()
+        context = sum(len(e.dialogue.ids) for e in active)
+        outs = generator.generate([e.dialogue.ids for e in active])
+        if turn_log is not None:
+            turn_log.append({"turn": len(turn_log) + 1, "episodes": len(active), "context_tokens": context,
+                             "gen_tokens": sum(len(g) for g in outs), "seconds": time.perf_counter() - t0})
         for e, gen in zip(active, outs, strict=True):
             text = policy.encoder.add_assistant(e.dialogue, gen)
             e.gen_tokens += len(gen)
@@ -404,6 +477,7 @@ def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] |
             else:
                 policy.encoder.add_observations(e.dialogue, new_observations(info["messages"], e.seen))
             e.seen = len(info["messages"])
+        generator.keep([i for i, e in enumerate(active) if not e.done])
     return [{**e.result, "ids": e.dialogue.ids, "mask": e.dialogue.mask, "gen_tokens": e.gen_tokens} for e in episodes]
 
 
@@ -468,5 +542,5 @@ def make_llm_policy(spec: str, **kwargs):
     raise ConfigError(f"Expected an LLM policy spec 'smollm2-135m', 'hf:<model>' or 'openai:<model>@<url>', got {spec!r}.")
 
 
-__all__ = ["ChatEncoder", "EndpointError", "HFPolicy", "OpenAIPolicy", "compact_system_prompt", "generate_batch",
+__all__ = ["CachedGenerator", "ChatEncoder", "EndpointError", "HFPolicy", "OpenAIPolicy", "compact_system_prompt", "generate_batch",
            "load_model", "make_llm_policy", "model_messages", "run_episodes_batched", "smollm2_dir", "tool_chat_template"]
