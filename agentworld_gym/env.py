@@ -25,6 +25,7 @@ from .theme import Theme
 from .world import open_copy, state_hash
 
 MAX_ECHO = 4_000  # characters of an action or tool result kept in the transcript
+SYNTHESIS_SEEDS = 4  # seeds a reset tries before it reports that the theme makes no valid task
 REWARD_MODES = ("binary", "partial")
 
 
@@ -231,9 +232,15 @@ class AgentWorldEnv(gym.Env[str, str]):
         from .synthesis import synthesize_task
 
         difficulty = options.get("difficulty", self.difficulty)
-        seed = int(self.np_random.integers(2**31))
-        # A theme that cannot make this level gives the nearest lower one (info["difficulty"] says which).
-        return synthesize_task(self.theme, difficulty, seed, self.task_kind, self.db_seed, fallback=True)
+        # A theme that cannot make this level gives the nearest lower one (info["difficulty"] says which);
+        # a seed whose candidates all break the task rules is followed by the next one (still one
+        # sequence per reset seed, so episodes stay deterministic).
+        for _ in range(SYNTHESIS_SEEDS - 1):
+            try:
+                return synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed, fallback=True)
+            except TaskError:
+                continue
+        return synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed, fallback=True)
 
     def _info(self) -> dict:
         info = {
