@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
@@ -29,7 +28,7 @@ from tqdm import tqdm
 
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym import envs
-from agentworld_gym.bench import load_heldout
+from agentworld_gym.bench import load_heldout, wilson
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.errors import AgentWorldError
 from agentworld_gym.policies import OraclePolicy, run_episode
@@ -48,15 +47,6 @@ class Args:
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
     out: str = "benchmarks/results/null_baselines.md"
 
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a success rate k/n."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _key(answer) -> str:

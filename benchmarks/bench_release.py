@@ -41,13 +41,11 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
-    """95% Wilson score interval of a rate k/n."""
-    if n == 0:
-        return [float("nan"), float("nan")]
-    p, d = k / n, 1 + z * z / n
-    c, h = (p + z * z / (2 * n)) / d, z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / d
-    return [round(max(0.0, c - h), 3), round(min(1.0, c + h), 3)]
+def wilson95(k: int, n: int) -> list[float]:
+    """95% Wilson interval of k/n, rounded for the results file (NaN when nothing was loaded)."""
+    from agentworld_gym.bench import wilson
+
+    return [round(x, 3) for x in wilson(k, n)] if n else [float("nan"), float("nan")]
 
 
 def time_starts(backend, n: int) -> list[float]:
@@ -117,9 +115,9 @@ def summarize(rows: list[dict]) -> dict:
         "with_questions": sum(r["questions"] for r in opened), "tasks_loaded": loaded,
         "tasks_dropped": sum(len(r["dropped"]) for r in opened), "drop_reasons": drop_reasons,
         "gold_replay_score": sum(r["gold_passed"] for r in opened) / loaded if loaded else None,
-        "gold_replay_ci95": wilson(sum(r["gold_passed"] for r in opened), loaded),
+        "gold_replay_ci95": wilson95(sum(r["gold_passed"] for r in opened), loaded),
         "do_nothing_score": sum(r["do_nothing_passed"] for r in opened) / loaded if loaded else None,
-        "do_nothing_ci95": wilson(sum(r["do_nothing_passed"] for r in opened), loaded),
+        "do_nothing_ci95": wilson95(sum(r["do_nothing_passed"] for r in opened), loaded),
         "gold_calls_timed": len(steps), "step_ms_median": 1000 * statistics.median(steps) if steps else None,
         "step_ms_p10_p90": [1000 * percentile(steps, 0.1), 1000 * percentile(steps, 0.9)] if steps else None,
         "starts_timed": len(starts), "sandboxed_start_ms_median": 1000 * statistics.median(starts),
