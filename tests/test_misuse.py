@@ -48,7 +48,10 @@ def test_typed_errors_keep_the_builtin_types_callers_catch():
 
 def test_good_arguments_still_make_an_env():
     env = gym.make("AgentWorld/finance-v0", difficulty=2, task_kind="mixed", max_turns=5, reward_mode="partial", db_seed=0, scale=1)
-    env.reset(seed=0)
+    _, info = env.reset(seed=0)
+    inner = env.unwrapped
+    assert (inner.difficulty, inner.task_kind, inner.max_turns, inner.reward_mode) == (2, "mixed", 5, "partial")
+    assert info["task_id"] and 1 <= info["difficulty"] <= 2  # a task was made at the level asked (or the one below)
     env.close()
 
 

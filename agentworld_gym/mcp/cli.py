@@ -62,7 +62,7 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("import", help="register external environments (Agent-World release, tau2-bench)")
     p.add_argument("source", choices=("agentworld-release", "tau2"), help="what to import: an Agent-World release folder or a tau2-bench domain")
-    p.add_argument("path", nargs="?", help="release folder, or a tau2 domain folder (default: ../shared/data/tau2/*)")
+    p.add_argument("path", nargs="?", help="release folder, or a tau2 domain folder it must identify as an installed domain (default: every installed tau2 domain package)")
     p.add_argument("--replay", action="store_true", help="tau2: replay every task's gold actions and report the scores")
     p.add_argument("--unsafe", action="store_true",
                    help="agentworld-release: run tool code WITHOUT the sandbox (only for releases you trust)")
