@@ -1,12 +1,31 @@
-"""The 20 seeded tasks every integration's parity test plays, and the reference: the oracle through env.step."""
+"""The 20 seeded tasks every integration's parity test plays, the reference (the oracle through env.step),
+and running the integrations' examples."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.integrations._common import as_task, draw_tasks
 from agentworld_gym.policies.base import gold_actions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def example_lines(name: str) -> int:
+    """Non-blank lines of examples/<name> (the README promises each example in <= 15)."""
+    return sum(1 for line in (ROOT / "examples" / name).read_text().splitlines() if line.strip())
+
+
+def run_example(name: str, model: str, cwd: Path, timeout: int = 300, **env: str) -> subprocess.CompletedProcess:
+    """Run examples/<name> with `model` in a fresh process, from `cwd`, the checkout on its path."""
+    return subprocess.run([sys.executable, str(ROOT / "examples" / name), model], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env}, capture_output=True, text=True, timeout=timeout)
+
 
 PARITY_IDS = ("AgentWorld/finance-v0", "AgentWorld/retail-v0", "AgentWorld/travel-v0", "AgentWorld/clinic-v0", "AgentWorld/tickets-v0")
 

@@ -3,29 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("openenv.core", reason="OpenEnv integration: the `openenv` extra is not installed (pip install 'agentworld-gym[openenv]')")
 
-from integration_parity import direct_episode, oracle_calls, parity_rows  # noqa: E402
+from integration_parity import direct_episode, example_lines, oracle_calls, parity_rows, run_example  # noqa: E402
 
 from agentworld_gym.integrations.openenv import AgentWorldAction, AgentWorldClient, serve_in_background  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def test_example_evaluates_one_episode_with_a_tiny_model(tiny, tmp_path):
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "openenv_episode.py"), tiny], cwd=tmp_path,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    out = run_example("openenv_episode.py", tiny, tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "reward 0.0" in out.stdout
-    assert sum(1 for line in (ROOT / "examples" / "openenv_episode.py").read_text().splitlines() if line.strip()) <= 15
+    assert example_lines("openenv_episode.py") <= 15
 
 
 @pytest.fixture(scope="module")

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("trl", reason="TRL integration: the `trl` extra is not installed (pip install 'agentworld-gym[trl]')")
 
-from integration_parity import direct_episode, oracle_calls, parity_rows  # noqa: E402
+from integration_parity import direct_episode, example_lines, oracle_calls, parity_rows, run_example  # noqa: E402
 
 from agentworld_gym.integrations import trl as aw_trl  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def test_example_trains_two_grpo_steps_with_a_tiny_model(tiny, tmp_path):
-    env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "trl_grpo.py"), tiny], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=600)
+    out = run_example("trl_grpo.py", tiny, tmp_path, timeout=600, TRL_EXPERIMENTAL_SILENCE="1")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "steps 2 rewards" in out.stdout
-    assert sum(1 for line in (ROOT / "examples" / "trl_grpo.py").read_text().splitlines() if line.strip()) <= 15
+    assert example_lines("trl_grpo.py") <= 15
 
 
 def test_tool_methods_match_the_theme_schemas():
