@@ -21,7 +21,7 @@ from .backend import Backend
 from .errors import ConfigError, ResetNeededError, TaskError, check_choice, check_unknown_kwargs
 from .spaces import TextSpace, ToolCallSpace
 from .tasks import Task, Verification, load_tasks, verify
-from .theme import Theme
+from .theme import TOOLS_HEADER, Theme
 from .world import open_copy, state_hash
 
 MAX_ECHO = 4_000  # characters of an action or tool result kept in the transcript
@@ -235,12 +235,12 @@ class AgentWorldEnv(gym.Env[str, str]):
         # A theme that cannot make this level gives the nearest lower one (info["difficulty"] says which);
         # a seed whose candidates all break the task rules is followed by the next one (still one
         # sequence per reset seed, so episodes stay deterministic).
-        for _ in range(SYNTHESIS_SEEDS - 1):
+        for _ in range(SYNTHESIS_SEEDS):
             try:
                 return synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed, fallback=True)
-            except TaskError:
-                continue
-        return synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed, fallback=True)
+            except TaskError as exc:
+                last = exc
+        raise last
 
     def _info(self) -> dict:
         info = {
@@ -335,7 +335,7 @@ def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted:
 def instructions_of(theme) -> str:
     """The system prompt without the tool schemas (chat templates render those from `tools=`)."""
     instructions = getattr(theme, "instructions", None)
-    return instructions if instructions is not None else theme.system_prompt.split("\nTools (JSON Schema):\n")[0]
+    return instructions if instructions is not None else theme.system_prompt.split(TOOLS_HEADER)[0]
 
 
 def _as_json_object(arguments: dict) -> dict:

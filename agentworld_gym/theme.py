@@ -26,6 +26,18 @@ SUBMIT_SCHEMA = {
 }
 
 
+TOOLS_HEADER = "\nTools (JSON Schema):\n"  # where an all-in-text system prompt's tool list starts
+
+
+def tools_prompt(intro: str, tool_schemas: Iterable[dict]) -> str:
+    """A system prompt with everything in text: who the assistant is, every tool schema, how to call them.
+    Themes and external backends (MCP servers, tau2, release environments) all use this shape."""
+    tools = "\n".join(json.dumps(s["function"], ensure_ascii=False) for s in tool_schemas)
+    return (f"{intro.strip()}{TOOLS_HEADER}{tools}\n"
+            'Call one tool per turn as JSON: {"name": "<tool>", "arguments": {...}}. '
+            'When you are done, call submit with the final answer, e.g. {"name": "submit", "arguments": {"answer": "42"}}.')
+
+
 class Theme:
     """One environment theme: spec + toolset. Every AgentWorldEnv is built from one of these."""
 
@@ -47,25 +59,19 @@ class Theme:
         return [*self.toolset.schemas, SUBMIT_SCHEMA]
 
     @cached_property
+    def _intro(self) -> str:
+        rules = "".join(f"\n- {r}" for r in self.spec.rules)
+        return f"You are an assistant for {self.spec.title}. {self.spec.description}\nPolicy:{rules or ' none'}"
+
+    @cached_property
     def instructions(self) -> str:
         """The system prompt without tool text, for chat templates that render `tools=` themselves."""
-        rules = "".join(f"\n- {r}" for r in self.spec.rules)
-        return (f"You are an assistant for {self.spec.title}. {self.spec.description}\n"
-                f"Policy:{rules or ' none'}\n"
-                "Use the tools to solve the user's task. When you are done, call submit with the final answer.")
+        return f"{self._intro}\nUse the tools to solve the user's task. When you are done, call submit with the final answer."
 
     @cached_property
     def system_prompt(self) -> str:
         """Everything in text: who the assistant is, its policy, every tool schema and the call format."""
-        rules = "".join(f"\n- {r}" for r in self.spec.rules)
-        tools = "\n".join(json.dumps(s["function"], ensure_ascii=False) for s in self.tool_schemas)
-        return (
-            f"You are an assistant for {self.spec.title}. {self.spec.description}\n"
-            f"Policy:{rules or ' none'}\n"
-            f"Tools (JSON Schema):\n{tools}\n"
-            'Call one tool per turn as JSON: {"name": "<tool>", "arguments": {...}}. '
-            'When you are done, call submit with the final answer, e.g. {"name": "submit", "arguments": {"answer": "42"}}.'
-        )
+        return tools_prompt(self._intro, self.tool_schemas)
 
     @cached_property
     def entity_keys(self) -> dict[str, tuple[str, str]]:

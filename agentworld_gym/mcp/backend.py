@@ -22,7 +22,7 @@ from typing import Any
 from ..actions import ToolCall
 from ..errors import BackendError, ConfigError
 from ..tasks import Task
-from ..theme import SUBMIT_SCHEMA
+from ..theme import SUBMIT_SCHEMA, tools_prompt
 from ..tools import ToolResult
 from .client import MCPToolset
 
@@ -31,14 +31,6 @@ FRESH_MODES = ("restart", "call", "keep")
 
 def json_hash(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
-
-
-def tools_prompt(intro: str, tool_schemas: Sequence[dict]) -> str:
-    """A system prompt in the shape themes use: who the assistant is, the tools, how to call them."""
-    tools = "\n".join(json.dumps(s["function"], ensure_ascii=False) for s in tool_schemas)
-    return (f"{intro.strip()}\nTools (JSON Schema):\n{tools}\n"
-            'Call one tool per turn as JSON: {"name": "<tool>", "arguments": {...}}. '
-            'When you are done, call submit with the final answer, e.g. {"name": "submit", "arguments": {"answer": "42"}}.')
 
 
 def _fill(value: Any, mapping: dict[str, str]) -> Any:

@@ -45,9 +45,9 @@ from ..actions import ToolCall
 from ..errors import BackendError, ConfigError, did_you_mean
 from ..sandbox import Limits, Sandbox, check_isolation, python_executable
 from ..tasks import Task
-from ..theme import SUBMIT_SCHEMA
+from ..theme import SUBMIT_SCHEMA, tools_prompt
 from ..tools import ToolResult, to_text, validate_arguments
-from .backend import json_hash, tools_prompt
+from .backend import json_hash
 from .client import check_schema
 from .registration import RELEASE_ENTRY_POINT, data_home, env_id_for, index_path, read_index, register_release_env
 
