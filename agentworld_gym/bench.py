@@ -86,6 +86,37 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+# two-sided 97.5% quantiles of Student's t for 1..10 degrees of freedom (beyond: the normal 1.96 is within 7%)
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def over_seeds(successes: Sequence[int], ns: Sequence[int]) -> dict:
+    """Success over independent training seeds: the mean of the per-seed rates with a t interval over
+    seeds (how much training luck moves the score), and the pooled rate with a Wilson interval over
+    every episode (how many episodes back it). One seed has no seed interval."""
+    if len(successes) != len(ns) or not ns:
+        raise ValueError(f"Expected one success count per seed and at least one seed, got {list(successes)} and {list(ns)}.")
+    rates = [s / n if n else 0.0 for s, n in zip(successes, ns, strict=True)]
+    mean, std = _mean_std(rates)
+    k = len(rates)
+    half = (_T975[k - 2] if k - 1 <= len(_T975) else 1.96) * std / math.sqrt(k) if k > 1 else None
+    total_s, total_n = int(sum(successes)), int(sum(ns))
+    return {"seeds": k, "per_seed": [round(r, 4) for r in rates], "mean": round(mean, 4), "std": round(std, 4),
+            "ci95_seeds": None if half is None else [round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4)],
+            "successes": total_s, "n": total_n, "pooled": round(total_s / total_n, 4) if total_n else 0.0,
+            "ci95_pooled": [round(v, 4) for v in wilson(total_s, total_n)]}
+
+
+def diff_interval(s1: int, n1: int, s2: int, n2: int) -> tuple[float, float, float]:
+    """(p1 - p2, 95% low, 95% high) by Newcombe's hybrid score method (Wilson intervals of each rate);
+    an interval that excludes 0 is a difference beyond the episode noise."""
+    p1, p2 = s1 / n1 if n1 else 0.0, s2 / n2 if n2 else 0.0
+    l1, u1 = wilson(s1, n1)
+    l2, u2 = wilson(s2, n2)
+    d = p1 - p2
+    return d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+
+
 def stratified_sample(items: list, strata: Callable[[Any], tuple], k: int | None, seed: int) -> list:
     """k items spread evenly over the strata: round-robin over the first key (categories), within each
     over the next (levels), each group shuffled with `seed`; all items (in order) when k is None or
@@ -591,5 +622,6 @@ def cmd_suite(args) -> int:
     return 0
 
 
-__all__ = ["ALL", "SUITES", "Suite", "bfcl_suite", "evaluate", "heldout_suite", "heldout_themes", "load_heldout", "markdown_table",
-           "run_all", "run_bfcl", "run_heldout", "run_suite", "run_tau2", "save_result", "stratified_sample", "tau2_suite", "wilson"]
+__all__ = ["ALL", "SUITES", "Suite", "bfcl_suite", "diff_interval", "evaluate", "heldout_suite", "heldout_themes", "load_heldout",
+           "markdown_table", "over_seeds", "run_all", "run_bfcl", "run_heldout", "run_suite", "run_tau2", "save_result", "stratified_sample",
+           "tau2_suite", "wilson"]
