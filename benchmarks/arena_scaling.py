@@ -377,14 +377,6 @@ def _per_seed(row: dict) -> str:
     return ", ".join(f"{100 * v:.1f}" for v in row["per_seed"])
 
 
-def moved_text(moves: list[dict], top: int = 3) -> str:
-    """The previous round's weak cells that moved most (either way), e.g. 'tool get_x 20% -> 50%'."""
-    seen = sorted((m for m in moves if m["delta"] is not None), key=lambda m: -abs(m["delta"]))[:top]
-    unseen = sum(m["delta"] is None for m in moves)
-    text = "; ".join(f"{m['dim']} {m['key']} {100 * m['before']:.0f}% -> {100 * m['after']:.0f}%" for m in seen)
-    return text + (f" ({unseen} not in this round's tasks)" if unseen else "")
-
-
 def write_tables(out: Path, results: dict, evo: dict | None) -> None:
     a = results["args"]
     lines = ["# Arena reproduction (small scale)", "",
@@ -403,21 +395,10 @@ def write_tables(out: Path, results: dict, evo: dict | None) -> None:
                      f"{_causes(row['failures'])} | {row['train_seconds']:.0f} | {paper} |")
     lines.append("| 1,978 (paper) | | | | | | | | | | 38.5% |")
     if evo and "ablation" in evo:
-        lines += ["", f"## Evolution rounds ({evo['method']}; {evo['train_tasks_per_round']} training tasks per round; "
-                      f"seeds {', '.join(map(str, evo['seeds']))})", "",
-                  "| arm | round | arena success (mean) | per seed (%) | pooled 95% interval | mean gain | diagnosed weaknesses that moved |",
-                  "|---|---:|---:|---|---|---:|---|"]
-        for arm, rows in evo["rounds"].items():
-            for r in rows:
-                gain = "" if r["gain_mean"] is None else f"{100 * r['gain_mean']:+.1f} pts"
-                lines.append(f"| {arm} | {r['round']} | {_pct(r['mean'])} | {_per_seed(r)} | {_interval(r['ci95_pooled'])} (n={r['n']}) | "
-                             f"{gain} | {moved_text(r['weaknesses_moved'])} |")
-        if evo["ablation"]:
-            lines += ["", "| round | targeted | untargeted | targeted - untargeted [95%] | beyond the noise |", "|---:|---:|---:|---|---|"]
-            for x in evo["ablation"]:
-                lines.append(f"| {x['round']} | {_pct(x['targeted'])} | {_pct(x['untargeted'])} | {100 * x['difference']:+.1f} pts "
-                             f"{_interval(x['ci95'])} | {'yes' if x['beyond_noise'] else 'no'} |")
-        lines += ["", "Paper (MCP-Mark Postgres): +6.8 then +1.8 points over two rounds."]
+        from agentworld_gym.arena.report import evolution_markdown
+
+        lines += ["", "## Evolution rounds: targeted vs untargeted", "", *evolution_markdown(evo),
+                  "", "Paper (MCP-Mark Postgres): +6.8 then +1.8 points over two rounds."]
     for extra in ("NOTES.md", "COMMANDS.md"):  # hand-written reading of the numbers, and the exact commands run
         if (out / extra).exists():
             lines += ["", (out / extra).read_text().strip()]

@@ -13,10 +13,9 @@ from agentworld_gym.arena import diagnose as dg
 from agentworld_gym.arena import target as tg
 from agentworld_gym.arena.evolve import Evolution, EvolveConfig
 from agentworld_gym.arena.learner import FixedLearner, TrainResult
-from agentworld_gym.errors import ConfigError
 from agentworld_gym.arena.records import load_records, make_record, save_records
 from agentworld_gym.env import AgentWorldEnv
-from agentworld_gym.errors import TaskError
+from agentworld_gym.errors import ConfigError, TaskError
 from agentworld_gym.synthesis import synthesize_task
 from agentworld_gym.tasks import Task
 from agentworld_gym.world import open_copy
@@ -432,7 +431,7 @@ def test_untargeted_arm_ignores_the_diagnosis_and_sees_the_same_arena(tmp_path):
         out = tmp_path / f"{arm}{seed}" / "run"
         runs[arm, seed] = (learner.trained, history, json.loads((out / "round_0" / "targets.json").read_text()),
                            [json.loads(line)["task"]["id"] for line in (out / "round_1" / "eval.jsonl").read_text().splitlines()])
-    (t_trained, t_hist, t_targets, t_arena), (u_trained, u_hist, u_targets, u_arena) = runs["targeted", 0], runs["untargeted", 0]
+    (t_trained, t_hist, t_targets, t_arena), (u_trained, _, u_targets, u_arena) = runs["targeted", 0], runs["untargeted", 0]
     assert t_arena == u_arena == runs["untargeted", 1][3] and len(t_arena) == 6
     assert t_trained == u_trained == [8]
     assert t_targets["task_source"] == "targeted" and t_targets["focus"]["tool"]  # aimed at the diagnosed weak tools

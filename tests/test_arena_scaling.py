@@ -66,7 +66,13 @@ def test_evolution_summary_aggregates_seeds_and_compares_arms():
     a0, a1 = summary["ablation"]
     assert a0["difference"] == 0.0 and not a0["beyond_noise"]
     assert a1["difference"] == 0.45 and a1["ci95"][0] > 0 and a1["beyond_noise"]  # 14/20 vs 5/20
-    assert "tool get_x 25% -> 100%" in mod.moved_text(t1["weaknesses_moved"])
+    from agentworld_gym.arena.report import evolution_markdown, moved_text
+
+    assert "tool get_x 25% -> 100%" in moved_text(t1["weaknesses_moved"])
+    evo = {"method": "grpo", "train_tasks_per_round": 8, "start": "N=4 checkpoint", "seeds": [0, 1], **summary}
+    table = "\n".join(evolution_markdown(evo))
+    assert "| targeted | 1 | 70.0% | 60.0, 80.0 | [48.1, 85.5] (n=20) | +10.0 pts | tool get_x 25% -> 100% |" in table
+    assert "| 1 | 70.0% | 25.0% | +45.0 pts" in table and "| yes |" in table
 
 
 def test_scaling_configs_of_every_seed_are_merged(tmp_path):

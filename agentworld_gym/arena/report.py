@@ -216,6 +216,41 @@ def build_report(src: str | Path, out: str | Path | None = None) -> Path:
     return out
 
 
+def moved_text(moves: list[dict], top: int = 3) -> str:
+    """The previous round's weak cells that moved most (either way), e.g. 'tool get_x 20% -> 50%'."""
+    seen = sorted((m for m in moves if m["delta"] is not None), key=lambda m: -abs(m["delta"]))[:top]
+    unseen = sum(m["delta"] is None for m in moves)
+    text = "; ".join(f"{m['dim']} {m['key']} {100 * m['before']:.0f}% -> {100 * m['after']:.0f}%" for m in seen)
+    return text + (f" ({unseen} not in this round's tasks)" if unseen else "")
+
+
+def evolution_markdown(evo: dict) -> list[str]:
+    """Markdown tables of an `evolution.json`: success per arm and round (mean over seeds, each seed, pooled 95%
+    interval, mean gain, the diagnosed weaknesses that moved) and targeted minus untargeted per round."""
+
+    def pct(x) -> str:
+        return "" if x is None else f"{100 * x:.1f}%"
+
+    def interval(ci) -> str:
+        return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
+
+    lines = [f"Evolve rounds trained by {evo['method']} on {evo['train_tasks_per_round']} tasks a round from the {evo['start']}; "
+             f"seeds {', '.join(map(str, evo['seeds']))}; every seed and arm plays the same arena tasks each round.", "",
+             "| arm | round | arena success (mean) | per seed (%) | pooled 95% interval | mean gain | diagnosed weaknesses that moved |",
+             "|---|---:|---:|---|---|---:|---|"]
+    for arm, rows in evo["rounds"].items():
+        for r in rows:
+            gain = "" if r["gain_mean"] is None else f"{100 * r['gain_mean']:+.1f} pts"
+            lines.append(f"| {arm} | {r['round']} | {pct(r['mean'])} | {', '.join(f'{100 * v:.1f}' for v in r['per_seed'])} | "
+                         f"{interval(r['ci95_pooled'])} (n={r['n']}) | {gain} | {moved_text(r['weaknesses_moved'])} |")
+    if evo["ablation"]:
+        lines += ["", "| round | targeted | untargeted | targeted - untargeted [95%] | beyond the noise |", "|---:|---:|---:|---|---|"]
+        for x in evo["ablation"]:
+            lines.append(f"| {x['round']} | {pct(x['targeted'])} | {pct(x['untargeted'])} | {100 * x['difference']:+.1f} pts "
+                         f"{interval(x['ci95'])} | {'yes' if x['beyond_noise'] else 'no'} |")
+    return lines
+
+
 def build_evolution_report(evo: dict, out: str | Path) -> Path:
     """One HTML page comparing the evolve arms of an `evolution.json` (benchmarks/arena_scaling.py): success per
     round with 95% intervals, targeted minus untargeted, and the diagnosed weak cells that moved. Made from the
