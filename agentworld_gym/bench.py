@@ -21,6 +21,7 @@ import html
 import json
 import math
 import os
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -449,22 +450,41 @@ def _split_categories(suite: str, categories: Sequence[str] | None, bfcl_path: s
     return {s: [c for c in categories if c in names] or None for s, names in known.items()}
 
 
-def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64):
-    """LLM policies are loaded once for every suite; None for the others (made per env)."""
+def check_device(device: str | None) -> str | None:
+    """None (auto: cuda when visible, else cpu), 'cpu', 'cuda' or 'cuda:N'; a CUDA device must be visible."""
+    if device is None:
+        return None
+    if device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", device):
+        raise ConfigError(f"Expected --device cpu, cuda or cuda:N, got {device!r}.")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ConfigError(f"Expected a visible CUDA GPU for --device {device}, got none (torch.cuda.is_available() is False). "
+                              "Did you mean --device cpu?")
+        index = int(device.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            raise ConfigError(f"Expected --device cuda:N with N < {torch.cuda.device_count()} (the visible GPUs), got {device!r}.")
+    return device
+
+
+def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64, device: str | None = None):
+    """LLM policies are loaded once for every suite (hf: ones on `device`); None for the others (made per env)."""
     if policy.startswith(("hf:", "openai:")) or policy == "smollm2-135m":
         from .policies.llm import make_llm_policy
 
         kwargs: dict[str, Any] = {"temperature": temperature}
         if not policy.startswith("openai:"):
             kwargs["max_new_tokens"] = max_new_tokens
+            kwargs["device"] = check_device(device)
         return make_llm_policy(policy, **kwargs)
     return None
 
 
 def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
               temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64,
-              categories: Sequence[str] | None = None, nulls: bool = True, loaded=None) -> dict:
-    """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once and generate in batches."""
+              categories: Sequence[str] | None = None, nulls: bool = True, loaded=None, device: str | None = None) -> dict:
+    """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once (on `device`) and generate in batches."""
     if suite not in SUITES:
         raise ConfigError(f"Expected --suite in {(*SUITES, ALL)}, got {suite!r}.")
     if runs < 1:
@@ -472,7 +492,7 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
     if episodes is not None and episodes < 1:
         raise ConfigError(f"Expected --episodes >= 1, got {episodes}.")
     cats = _split_categories(suite, categories, bfcl_path).get(suite)
-    loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens)
+    loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens, device)
     t0 = time.time()
     if suite == "heldout":
         result = evaluate(heldout_suite(episodes, seed, categories=cats), policy, loaded, runs, seed, nulls)
@@ -486,12 +506,13 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
 
 
 def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int = 1, seed: int = 0, temperature: float = 0.0,
-            bfcl_path: str | None = None, max_new_tokens: int = 64, categories: Sequence[str] | None = None) -> dict:
+            bfcl_path: str | None = None, max_new_tokens: int = 64, categories: Sequence[str] | None = None,
+            device: str | None = None) -> dict:
     """Every suite into one folder: <suite>.json/.md/.png, summary.json and index.html."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     split = _split_categories(ALL, categories, bfcl_path)  # fails on a bad name before any suite runs
-    loaded = load_policy(policy, temperature, max_new_tokens)
+    loaded = load_policy(policy, temperature, max_new_tokens, device)
     results = {}
     for suite in SUITES:
         results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded)
@@ -606,7 +627,8 @@ def cmd_suite(args) -> int:
     categories = getattr(args, "categories", None)
     if args.suite == ALL:
         out = args.out or f"bench-{args.policy.replace('/', '_').replace(':', '_').replace('@', '_')[:60]}"
-        results = run_all(args.policy, out, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path, categories=categories)
+        results = run_all(args.policy, out, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path, categories=categories,
+                          device=getattr(args, "device", None))
         if args.json:
             print(json.dumps({s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}))
         else:
@@ -615,7 +637,7 @@ def cmd_suite(args) -> int:
             print(f"results and {Path(out) / 'index.html'} in {out}/")
         return 0
     result = run_suite(args.suite, args.policy, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path,
-                       categories=categories, nulls=not getattr(args, "no_nulls", False))
+                       categories=categories, device=getattr(args, "device", None), nulls=not getattr(args, "no_nulls", False))
     if args.out:
         save_result(result, args.out)
     print(json.dumps({k: v for k, v in result.items() if k != "items"}) if args.json else markdown_table(result))
