@@ -272,12 +272,13 @@ def main(argv=None) -> int:
         from agentworld_gym.arena.report import build_evolution_report
 
         build_evolution_report(evo, out / "evolve_report.html")
-    elif not args.skip_evolution:
+    missing = not args.skip_evolution and evo is None
+    if missing:
         print(f"evolution needs the N={start_n} configuration of every seed {seeds}; run the scaling stage first", file=sys.stderr)
 
     write_tables(out, results, evo)
     plot(out, results, evo)
-    return 0
+    return 1 if missing else 0
 
 
 def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], start_n: int, difficulties, train_opts: dict) -> dict:

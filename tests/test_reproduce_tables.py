@@ -66,5 +66,5 @@ def test_stage_table_over_seeds_with_the_null_verdict(tmp_path):
 
 def test_an_empty_results_folder_says_so(tmp_path):
     tables = load("readme_tables")
-    assert tables.reproduce_table(tmp_path)[0].startswith("No reproduction results in")
+    assert tables.reproduce_table(tmp_path)[0].startswith("No held-out results in")
     assert tables.evolve_report(tmp_path) is None
