@@ -21,6 +21,7 @@ import html
 import json
 import math
 import os
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -84,6 +85,37 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# two-sided 97.5% quantiles of Student's t for 1..10 degrees of freedom (beyond: the normal 1.96 is within 7%)
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def over_seeds(successes: Sequence[int], ns: Sequence[int]) -> dict:
+    """Success over independent training seeds: the mean of the per-seed rates with a t interval over
+    seeds (how much training luck moves the score), and the pooled rate with a Wilson interval over
+    every episode (how many episodes back it). One seed has no seed interval."""
+    if len(successes) != len(ns) or not ns:
+        raise ValueError(f"Expected one success count per seed and at least one seed, got {list(successes)} and {list(ns)}.")
+    rates = [s / n if n else 0.0 for s, n in zip(successes, ns, strict=True)]
+    mean, std = _mean_std(rates)
+    k = len(rates)
+    half = (_T975[k - 2] if k - 1 <= len(_T975) else 1.96) * std / math.sqrt(k) if k > 1 else None
+    total_s, total_n = int(sum(successes)), int(sum(ns))
+    return {"seeds": k, "per_seed": [round(r, 4) for r in rates], "mean": round(mean, 4), "std": round(std, 4),
+            "ci95_seeds": None if half is None else [round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4)],
+            "successes": total_s, "n": total_n, "pooled": round(total_s / total_n, 4) if total_n else 0.0,
+            "ci95_pooled": [round(v, 4) for v in wilson(total_s, total_n)]}
+
+
+def diff_interval(s1: int, n1: int, s2: int, n2: int) -> tuple[float, float, float]:
+    """(p1 - p2, 95% low, 95% high) by Newcombe's hybrid score method (Wilson intervals of each rate);
+    an interval that excludes 0 is a difference beyond the episode noise."""
+    p1, p2 = s1 / n1 if n1 else 0.0, s2 / n2 if n2 else 0.0
+    l1, u1 = wilson(s1, n1)
+    l2, u2 = wilson(s2, n2)
+    d = p1 - p2
+    return d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
 
 
 def stratified_sample(items: list, strata: Callable[[Any], tuple], k: int | None, seed: int) -> list:
@@ -418,22 +450,41 @@ def _split_categories(suite: str, categories: Sequence[str] | None, bfcl_path: s
     return {s: [c for c in categories if c in names] or None for s, names in known.items()}
 
 
-def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64):
-    """LLM policies are loaded once for every suite; None for the others (made per env)."""
+def check_device(device: str | None) -> str | None:
+    """None (auto: cuda when visible, else cpu), 'cpu', 'cuda' or 'cuda:N'; a CUDA device must be visible."""
+    if device is None:
+        return None
+    if device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", device):
+        raise ConfigError(f"Expected --device cpu, cuda or cuda:N, got {device!r}.")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ConfigError(f"Expected a visible CUDA GPU for --device {device}, got none (torch.cuda.is_available() is False). "
+                              "Did you mean --device cpu?")
+        index = int(device.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            raise ConfigError(f"Expected --device cuda:N with N < {torch.cuda.device_count()} (the visible GPUs), got {device!r}.")
+    return device
+
+
+def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64, device: str | None = None):
+    """LLM policies are loaded once for every suite (hf: ones on `device`); None for the others (made per env)."""
     if policy.startswith(("hf:", "openai:")) or policy == "smollm2-135m":
         from .policies.llm import make_llm_policy
 
         kwargs: dict[str, Any] = {"temperature": temperature}
         if not policy.startswith("openai:"):
             kwargs["max_new_tokens"] = max_new_tokens
+            kwargs["device"] = check_device(device)
         return make_llm_policy(policy, **kwargs)
     return None
 
 
 def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
               temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64,
-              categories: Sequence[str] | None = None, nulls: bool = True, loaded=None) -> dict:
-    """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once and generate in batches."""
+              categories: Sequence[str] | None = None, nulls: bool = True, loaded=None, device: str | None = None) -> dict:
+    """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once (on `device`) and generate in batches."""
     if suite not in SUITES:
         raise ConfigError(f"Expected --suite in {(*SUITES, ALL)}, got {suite!r}.")
     if runs < 1:
@@ -441,7 +492,7 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
     if episodes is not None and episodes < 1:
         raise ConfigError(f"Expected --episodes >= 1, got {episodes}.")
     cats = _split_categories(suite, categories, bfcl_path).get(suite)
-    loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens)
+    loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens, device)
     t0 = time.time()
     if suite == "heldout":
         result = evaluate(heldout_suite(episodes, seed, categories=cats), policy, loaded, runs, seed, nulls)
@@ -455,12 +506,13 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
 
 
 def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int = 1, seed: int = 0, temperature: float = 0.0,
-            bfcl_path: str | None = None, max_new_tokens: int = 64, categories: Sequence[str] | None = None) -> dict:
+            bfcl_path: str | None = None, max_new_tokens: int = 64, categories: Sequence[str] | None = None,
+            device: str | None = None) -> dict:
     """Every suite into one folder: <suite>.json/.md/.png, summary.json and index.html."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     split = _split_categories(ALL, categories, bfcl_path)  # fails on a bad name before any suite runs
-    loaded = load_policy(policy, temperature, max_new_tokens)
+    loaded = load_policy(policy, temperature, max_new_tokens, device)
     results = {}
     for suite in SUITES:
         results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded)
@@ -575,7 +627,8 @@ def cmd_suite(args) -> int:
     categories = getattr(args, "categories", None)
     if args.suite == ALL:
         out = args.out or f"bench-{args.policy.replace('/', '_').replace(':', '_').replace('@', '_')[:60]}"
-        results = run_all(args.policy, out, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path, categories=categories)
+        results = run_all(args.policy, out, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path, categories=categories,
+                          device=getattr(args, "device", None))
         if args.json:
             print(json.dumps({s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}))
         else:
@@ -584,12 +637,13 @@ def cmd_suite(args) -> int:
             print(f"results and {Path(out) / 'index.html'} in {out}/")
         return 0
     result = run_suite(args.suite, args.policy, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path,
-                       categories=categories, nulls=not getattr(args, "no_nulls", False))
+                       categories=categories, device=getattr(args, "device", None), nulls=not getattr(args, "no_nulls", False))
     if args.out:
         save_result(result, args.out)
     print(json.dumps({k: v for k, v in result.items() if k != "items"}) if args.json else markdown_table(result))
     return 0
 
 
-__all__ = ["ALL", "SUITES", "Suite", "bfcl_suite", "evaluate", "heldout_suite", "heldout_themes", "load_heldout", "markdown_table",
-           "run_all", "run_bfcl", "run_heldout", "run_suite", "run_tau2", "save_result", "stratified_sample", "tau2_suite", "wilson"]
+__all__ = ["ALL", "SUITES", "Suite", "bfcl_suite", "diff_interval", "evaluate", "heldout_suite", "heldout_themes", "load_heldout",
+           "markdown_table", "over_seeds", "run_all", "run_bfcl", "run_heldout", "run_suite", "run_tau2", "save_result", "stratified_sample",
+           "tau2_suite", "wilson"]

@@ -4,18 +4,26 @@
    epochs) spread over N training themes (N = 0, 1, 4, 16, ...; N = 0 is the untrained model);
    success is measured on held-out arena themes never trained on.
 2. Evolution rounds: starting from the largest-N policy, `agentworld evolve` rounds
-   (evaluate -> diagnose -> target -> train) on the arena; each round's gain.
+   (evaluate -> diagnose -> target -> train, training by GRPO by default: the paper's loop) on the
+   arena, in two arms with the same budget and seeds: tasks targeted at the diagnosed weaknesses,
+   and (the ablation) as many untargeted tasks drawn uniformly over the same arena cells. Each
+   round's success with 95% intervals, the targeted-minus-untargeted difference, and which
+   diagnosed weaknesses moved go to evolution.json.
+
+Every stage runs once per training seed (--seeds 0,1,2); the arena and its tasks depend only on
+--seed, so every seed and arm is scored on the same episodes, and the tables give the mean over
+seeds, each seed's value and the pooled 95% interval.
 
 The paper: 4-domain average 18.4% -> 38.5% going from 0 to 1,978 training environments, and
 evolution gains that shrink (e.g. +6.8 then +1.8 points on MCP-Mark Postgres).
 
     python benchmarks/arena_scaling.py                                  # CPU: tiny model from scratch
     python benchmarks/arena_scaling.py --model smollm2-135m --device cuda --examples 2048 --epochs 2 \
-        --theme-counts 0,1,4,16,64,256 --eval-tasks 12 --evolve-train-tasks 512
+        --theme-counts 0,1,4,16,64,256 --eval-tasks 12 --evolve-train-tasks 512 --seeds 0,1,2 --rounds 3
 
 Everything a run writes goes under --out (default benchmarks/results/arena_scaling/); model
 checkpoints go under --work (default runs/arena_scaling/, not committed). A finished configuration
-is skipped when the script runs again (resume).
+or evolve step is skipped when the script runs again (resume).
 """
 
 from __future__ import annotations
@@ -61,8 +69,22 @@ class Args:
     max_new_tokens: int = 56
     rounds: int = 2
     evolve_train_tasks: int = 48
+    evolve_method: str = "grpo"
+    """how evolve rounds train: grpo (the paper's loop) or sft (oracle trajectories of the tasks)"""
+    evolve_arms: str = "targeted,untargeted"
+    """targeted (from the diagnosis) and/or untargeted (the ablation: as many tasks, uniform over the same cells)"""
     evolve_epochs: int = 2
+    """sft rounds: epochs over the round's tasks"""
+    evolve_steps: int = 4
+    """grpo rounds: GRPO steps per round"""
+    evolve_group_size: int = 4
+    evolve_tasks_per_step: int = 4
+    evolve_lr: float = 1e-5
+    """grpo rounds: learning rate"""
     seed: int = 0
+    """arena split and arena tasks (the same for every training seed)"""
+    seeds: str = ""
+    """training seeds, comma-separated (default: --seed): every configuration and evolve arm runs once per seed"""
     out: str = "benchmarks/results/arena_scaling"
     work: str = "runs/arena_scaling"
     skip_evolution: bool = False
@@ -84,7 +106,7 @@ def parse_args(argv=None) -> Args:
 
 
 def split(args: Args) -> tuple[list[str], list[str]]:
-    """(arena themes, training themes in a fixed seeded order)."""
+    """(arena themes, training themes in a fixed seeded order), both from --seed."""
     from collections import Counter
 
     from agentworld_gym.envs import entries
@@ -143,13 +165,53 @@ def capability(records: list[dict]) -> dict:
     }
 
 
+def training_seeds(args: Args) -> list[int]:
+    return [int(x) for x in args.seeds.split(",") if x.strip()] or [args.seed]
+
+
+def theme_order(train: list[str], args: Args, seed: int) -> list[str]:
+    """The nested training-theme subsets of one training seed (--seed's own order for --seed)."""
+    if seed == args.seed:
+        return train
+    rng = np.random.default_rng([seed, 98])
+    return [train[i] for i in rng.permutation(len(train))]
+
+
+def load_configs(out: Path, default_seed: int) -> dict[int, dict[int, dict]]:
+    """{training themes: {seed: row}} from configs/n<N>_s<seed>.json (and n<N>.json of older runs, one seed)."""
+    import re
+
+    rows: dict[int, dict[int, dict]] = {}
+    for path in (out / "configs").glob("n*.json"):
+        m = re.fullmatch(r"n(\d+)(?:_s(\d+))?", path.stem)
+        if m:
+            rows.setdefault(int(m[1]), {})[int(m[2]) if m[2] is not None else default_seed] = json.loads(path.read_text())
+    return rows
+
+
+def aggregate(rows: list[dict]) -> dict:
+    """Per-seed rows of one configuration -> mean over seeds, each seed's value and the pooled interval."""
+    from agentworld_gym.bench import over_seeds
+
+    agg = over_seeds([round(r["success"] * r["n"]) for r in rows], [r["n"] for r in rows])
+    for key in ("readable_call_rate", "working_call_rate", "right_first_tool_rate"):
+        agg[key] = round(float(np.mean([r[key] for r in rows])), 4)
+    failures: dict[str, int] = {}
+    for r in rows:
+        for k, v in r["failures"].items():
+            failures[k] = failures.get(k, 0) + v
+    agg["failures"] = failures
+    agg["train_seconds"] = round(float(np.mean([r.get("train_seconds") or 0 for r in rows])), 1)
+    return agg
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
 
     from agentworld_gym.arena import diagnose as dg
-    from agentworld_gym.arena.evolve import Evolution, EvolveConfig, arena_tasks
-    from agentworld_gym.arena.records import load_records, play, save_records
+    from agentworld_gym.arena.evolve import arena_tasks
+    from agentworld_gym.arena.records import play, save_records
     from agentworld_gym.arena.trainer_adapter import TrainerLearner
 
     torch.set_num_threads(args.threads)
@@ -157,6 +219,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     difficulties = tuple(int(x) for x in args.difficulties.split(","))
+    seeds = training_seeds(args)
     arena, train = split(args)
     counts = [int(x) for x in args.theme_counts.split(",")]
     if max(counts) > len(train):
@@ -164,99 +227,179 @@ def main(argv=None) -> int:
         counts = [c for c in counts if c <= len(train)]
     eval_set = arena_tasks(arena, 0, args.eval_tasks, difficulties, ("graph",), args.seed)
     print(f"arena ({len(arena)} themes, {len(eval_set)} tasks): {', '.join(arena)}")
-    print(f"training pool: {len(train)} themes; counts {counts}; budget {args.examples} trajectories x {args.epochs} epochs")
+    print(f"training pool: {len(train)} themes; counts {counts}; budget {args.examples} trajectories x {args.epochs} epochs; seeds {seeds}")
     train_opts = dict(batch_size=args.batch_size, lr=args.lr, max_seq_len=args.max_seq_len, save_every=10_000)
 
     # ---------------------------------------------------------------- 1. diversity scaling
-    # one file per configuration (so configurations can run as separate processes), merged below
+    # one file per configuration and seed (so they can run as separate processes), merged below
     (out / "configs").mkdir(exist_ok=True)
-    for n in counts:
-        cfg_path = out / "configs" / f"n{n}.json"
-        if cfg_path.exists() or args.skip_scaling:
-            continue
-        t0 = time.perf_counter()
-        learner = TrainerLearner(args.model, seed=args.seed, device=args.device, epochs=args.epochs, exclude_themes=arena,
-                                 max_new_tokens=args.max_new_tokens, **train_opts)
-        themes = train[:n]
-        ckpt, stats = None, {}
-        if n:
-            res = learner.train(None, sft_tasks(themes, args.examples, difficulties, args.seed), work / f"sft_n{n}", seed=args.seed)
-            ckpt, stats = res.checkpoint, res.stats
-        t_train = time.perf_counter() - t0
-        records = play(eval_set, learner.policy_for(ckpt), policy=f"{args.model}@N={n}", max_turns=args.max_turns, seed=args.seed)
-        save_records(records, work / f"eval_n{n}.jsonl")
-        (out / f"diagnosis_n{n}.md").write_text(dg.to_markdown(dg.diagnose(records), f"Arena diagnosis, {n} training themes"))
-        row = {**capability(records), "themes": themes, "checkpoint": ckpt, "train_stats": stats,
-               "train_seconds": round(t_train, 1), "eval_seconds": round(time.perf_counter() - t0 - t_train, 1)}
-        cfg_path.write_text(json.dumps(row, indent=1))
-        print(f"N={n}: success {100 * row['success']:.1f}%  working calls {100 * row['working_call_rate']:.0f}%  "
-              f"right first tool {100 * row['right_first_tool_rate']:.0f}%  (train {t_train:.0f}s)", flush=True)
+    for seed in seeds:
+        order = theme_order(train, args, seed)
+        for n in counts:
+            cfg_path = out / "configs" / f"n{n}_s{seed}.json"
+            if cfg_path.exists() or args.skip_scaling:
+                continue
+            t0 = time.perf_counter()
+            learner = TrainerLearner(args.model, seed=seed, device=args.device, epochs=args.epochs, exclude_themes=arena,
+                                     max_new_tokens=args.max_new_tokens, **train_opts)
+            themes = order[:n]
+            ckpt, stats = None, {}
+            if n:
+                res = learner.train(None, sft_tasks(themes, args.examples, difficulties, seed), work / f"sft_n{n}_s{seed}", seed=seed)
+                ckpt, stats = res.checkpoint, res.stats
+            t_train = time.perf_counter() - t0
+            records = play(eval_set, learner.policy_for(ckpt), policy=f"{args.model}@N={n}", max_turns=args.max_turns, seed=args.seed)
+            save_records(records, work / f"eval_n{n}_s{seed}.jsonl")
+            (out / f"diagnosis_n{n}_s{seed}.md").write_text(dg.to_markdown(dg.diagnose(records), f"Arena diagnosis, {n} training themes, seed {seed}"))
+            row = {**capability(records), "seed": seed, "themes": themes, "checkpoint": ckpt, "train_stats": stats,
+                   "train_seconds": round(t_train, 1), "eval_seconds": round(time.perf_counter() - t0 - t_train, 1)}
+            cfg_path.write_text(json.dumps(row, indent=1))
+            print(f"N={n} seed {seed}: success {100 * row['success']:.1f}%  working calls {100 * row['working_call_rate']:.0f}%  "
+                  f"right first tool {100 * row['right_first_tool_rate']:.0f}%  (train {t_train:.0f}s)", flush=True)
 
+    per_seed = load_configs(out, args.seed)
     results = {"args": dataclasses.asdict(args), "arena": arena, "paper": PAPER["scaling"],
-               "configs": {p.stem[1:]: json.loads(p.read_text()) for p in (out / "configs").glob("n*.json")}}
+               "configs": {str(n): {"seeds": {str(s): row for s, row in sorted(rows.items())}, **aggregate(list(rows.values()))}
+                           for n, rows in sorted(per_seed.items())}}
     (out / "scaling.json").write_text(json.dumps(results, indent=1))
 
-    # ---------------------------------------------------------------- 2. evolution rounds
+    # ---------------------------------------------------------------- 2. evolution rounds, targeted vs untargeted
     evo = json.loads((out / "evolution.json").read_text()) if (out / "evolution.json").exists() else None
-    if not args.skip_evolution and str(max(counts)) in results["configs"]:
-        start_n = max(counts)
-        init = results["configs"][str(start_n)]["checkpoint"]
-        cfg = EvolveConfig(out=str(work / "evolve"), rounds=args.rounds, policy=args.model, init=init, arena_themes=tuple(arena),
-                           eval_tasks_per_theme=args.eval_tasks, train_tasks=args.evolve_train_tasks, difficulties=difficulties,
-                           max_turns=args.max_turns, seed=args.seed, device=args.device,
-                           train_options={**train_opts, "epochs": args.evolve_epochs, "max_new_tokens": args.max_new_tokens})
-        t0 = time.perf_counter()
-        history = Evolution(cfg).run()
-        evo = {"start": f"N={start_n} checkpoint", "seconds": round(time.perf_counter() - t0, 1), "paper": PAPER["evolution"],
-               "rounds": [{"round": m["round"], "success": m["success_rate"], "gain": m.get("gain"),
-                           **{k: v for k, v in capability(load_records(work / "evolve" / f"round_{m['round']}" / "eval.jsonl")).items()
-                              if k not in ("n", "success")},
-                           "train_seconds": (m.get("train") or {}).get("train_seconds")} for m in history]}
+    start_n = max(counts)
+    if not args.skip_evolution and all(s in per_seed.get(start_n, {}) for s in seeds):
+        evo = run_evolution(args, arena, {s: per_seed[start_n][s]["checkpoint"] for s in seeds}, start_n, difficulties, train_opts)
         (out / "evolution.json").write_text(json.dumps(evo, indent=1))
-        run_out = out / "evolve_run"
-        run_out.mkdir(exist_ok=True)
-        for r in range(args.rounds + 1):
-            src = work / "evolve" / f"round_{r}"
-            for name in ("diagnosis.md", "metrics.json", "targets.json"):
-                if (src / name).exists():
-                    shutil.copy(src / name, run_out / f"round_{r}_{name}")
-        from agentworld_gym.arena.report import build_report
+        from agentworld_gym.arena.report import build_evolution_report
 
-        build_report(work / "evolve", run_out / "report.html")
+        build_evolution_report(evo, out / "evolve_report.html")
+    missing = not args.skip_evolution and evo is None
+    if missing:
+        print(f"evolution needs the N={start_n} configuration of every seed {seeds}; run the scaling stage first", file=sys.stderr)
 
     write_tables(out, results, evo)
     plot(out, results, evo)
-    return 0
+    return 1 if missing else 0
+
+
+def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], start_n: int, difficulties, train_opts: dict) -> dict:
+    """Every (arm, seed) evolve run from its seed's N=start_n checkpoint (each resumes on its own); their per-round rows,
+    the per-round aggregate over seeds, the targeted-minus-untargeted difference and the weaknesses that moved."""
+    from agentworld_gym.arena.evolve import Evolution, EvolveConfig
+    from agentworld_gym.arena.records import load_records
+    from agentworld_gym.arena.report import build_report
+
+    work, out = Path(args.work), Path(args.out)
+    arms = [a for a in args.evolve_arms.split(",") if a]
+    if args.evolve_method == "grpo":
+        options = {"steps": args.evolve_steps, "group_size": args.evolve_group_size, "tasks_per_step": args.evolve_tasks_per_step,
+                   "lr": args.evolve_lr, "max_turns": args.max_turns, "save_every": 1, "max_new_tokens": args.max_new_tokens}
+    else:
+        options = {**train_opts, "epochs": args.evolve_epochs, "max_new_tokens": args.max_new_tokens}
+    runs: dict[str, list[dict]] = {}
+    t0 = time.perf_counter()
+    for seed in inits:
+        for arm in arms:
+            name = f"{arm}_s{seed}"
+            run_dir = work / "evolve" / name
+            cfg = EvolveConfig(out=str(run_dir), rounds=args.rounds, policy=args.model, init=inits[seed], arena_themes=tuple(arena),
+                               eval_tasks_per_theme=args.eval_tasks, train_tasks=args.evolve_train_tasks, difficulties=difficulties,
+                               max_turns=args.max_turns, seed=seed, eval_seed=args.seed, method=args.evolve_method, task_source=arm,
+                               device=args.device, train_options=options)
+            print(f"evolve {name}: {args.rounds} rounds of {args.evolve_method} on {args.evolve_train_tasks} {arm} tasks", flush=True)
+            history = Evolution(cfg).run()
+            runs[name] = [{"round": m["round"], "success": m["success_rate"], "n": m["n"], "successes": m["successes"], "ci95": m["ci95"],
+                           "gain": m.get("gain"), "weaknesses_moved": m.get("weaknesses_moved", []),
+                           **{k: v for k, v in capability(load_records(run_dir / f"round_{m['round']}" / "eval.jsonl")).items()
+                              if k not in ("n", "success")},
+                           "train_seconds": (m.get("train") or {}).get("train_seconds"),
+                           "train_skipped": (m.get("train") or {}).get("skipped")} for m in history]
+            copy = out / "evolve_run" / name  # the committed trace of each run (the checkpoints stay under --work)
+            copy.mkdir(parents=True, exist_ok=True)
+            for r in range(args.rounds + 1):
+                for file in ("diagnosis.md", "metrics.json", "targets.json"):
+                    if (run_dir / f"round_{r}" / file).exists():
+                        shutil.copy(run_dir / f"round_{r}" / file, copy / f"round_{r}_{file}")
+            build_report(run_dir, copy / "report.html")
+    return {"start": f"N={start_n} checkpoint of each seed", "method": args.evolve_method, "arms": arms, "seeds": list(inits),
+            "train_tasks_per_round": args.evolve_train_tasks, "seconds": round(time.perf_counter() - t0, 1), "paper": PAPER["evolution"],
+            "runs": runs, **summarize_evolution(runs, arms, list(inits), args.rounds)}
+
+
+def summarize_evolution(runs: dict[str, list[dict]], arms: list[str], seeds: list[int], rounds: int) -> dict:
+    """Per arm and round: success over seeds (mean, per seed, pooled interval), the mean gain and the pooled
+    moves of the previous round's diagnosed weak cells; per round: targeted minus untargeted with its interval."""
+    from agentworld_gym.bench import diff_interval, over_seeds
+
+    per_arm: dict[str, list[dict]] = {}
+    for arm in arms:
+        rows = []
+        for r in range(rounds + 1):
+            got = [runs[f"{arm}_s{s}"][r] for s in seeds if len(runs.get(f"{arm}_s{s}", [])) > r]
+            if not got:
+                continue
+            moved: dict[tuple[str, str], list[float]] = {}
+            for g in got:
+                for m in g["weaknesses_moved"]:
+                    acc = moved.setdefault((m["dim"], m["key"]), [0, 0, 0, 0])
+                    acc[0] += m["before_success"] * m["before_n"]
+                    acc[1] += m["before_n"]
+                    if m["after_n"]:
+                        acc[2] += m["after_success"] * m["after_n"]
+                        acc[3] += m["after_n"]
+            rows.append({"round": r, **over_seeds([g["successes"] for g in got], [g["n"] for g in got]),
+                         "gain_mean": None if r == 0 else round(float(np.mean([g["gain"] for g in got])), 4),
+                         "weaknesses_moved": [{"dim": d, "key": k, "before": round(a[0] / a[1], 4), "before_n": a[1],
+                                               "after": round(a[2] / a[3], 4) if a[3] else None, "after_n": a[3],
+                                               "delta": round(a[2] / a[3] - a[0] / a[1], 4) if a[3] else None}
+                                              for (d, k), a in moved.items()]})
+        per_arm[arm] = rows
+    ablation = []
+    if {"targeted", "untargeted"} <= set(per_arm):
+        for t, u in zip(per_arm["targeted"], per_arm["untargeted"], strict=False):
+            d, lo, hi = diff_interval(t["successes"], t["n"], u["successes"], u["n"])
+            ablation.append({"round": t["round"], "targeted": t["pooled"], "untargeted": u["pooled"], "difference": round(d, 4),
+                             "ci95": [round(lo, 4), round(hi, 4)], "beyond_noise": lo > 0 or hi < 0})
+    return {"rounds": per_arm, "ablation": ablation}
 
 
 def _causes(failures: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(failures.items(), key=lambda kv: -kv[1])[:3])
 
 
+def _pct(x: float | None) -> str:
+    return "" if x is None else f"{100 * x:.1f}%"
+
+
+def _interval(ci) -> str:
+    return "" if not ci else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def _per_seed(row: dict) -> str:
+    return ", ".join(f"{100 * v:.1f}" for v in row["per_seed"])
+
+
 def write_tables(out: Path, results: dict, evo: dict | None) -> None:
     a = results["args"]
     lines = ["# Arena reproduction (small scale)", "",
              f"Model `{a['model']}` on `{a['device']}`; arena: {', '.join(results['arena'])} "
-             f"({a['eval_tasks']} fresh tasks each, difficulty {a['difficulties']}, max {a['max_turns']} turns).",
+             f"({a['eval_tasks']} fresh tasks each, difficulty {a['difficulties']}, max {a['max_turns']} turns; the same tasks for every seed).",
              f"SFT budget per configuration: {a['examples']} oracle trajectories x {a['epochs']} epochs, lr {a['lr']}, batch {a['batch_size']}.",
+             "Success is the mean over training seeds, then each seed's value, then the 95% Wilson interval of all episodes pooled.",
              "", "## Environment-diversity scaling", "",
-             "| training themes | arena success | readable call | working tool call | right first tool | top failure causes | train s | paper (4-domain avg) |",
-             "|---:|---:|---:|---:|---:|---|---:|---|"]
+             "| training themes | seeds | arena success (mean) | per seed (%) | pooled 95% interval | readable call | working tool call | "
+             "right first tool | top failure causes | train s | paper (4-domain avg) |",
+             "|---:|---:|---:|---|---|---:|---:|---:|---|---:|---|"]
     for n, row in sorted(results["configs"].items(), key=lambda kv: int(kv[0])):
         paper = "18.4% (0 envs)" if n == "0" else ""
-        lines.append(f"| {n} | {100 * row['success']:.1f}% | {100 * row['readable_call_rate']:.0f}% | {100 * row['working_call_rate']:.0f}% | "
-                     f"{100 * row['right_first_tool_rate']:.0f}% | {_causes(row['failures'])} | {row['train_seconds']:.0f} | {paper} |")
-    lines.append("| 1,978 (paper) | | | | | | | 38.5% |")
-    if evo:
-        lines += ["", "## Evolution rounds", "",
-                  "| round | arena success | gain | readable call | working tool call | right first tool | top failure causes | paper gain (MCP-Mark Postgres) |",
-                  "|---:|---:|---:|---:|---:|---:|---|---|"]
-        paper = {1: "+6.8", 2: "+1.8"}
-        for r in evo["rounds"]:
-            gain = "" if r["gain"] is None else f"{100 * r['gain']:+.1f} pts"
-            lines.append(f"| {r['round']} | {100 * r['success']:.1f}% | {gain} | {100 * r['readable_call_rate']:.0f}% | "
-                         f"{100 * r['working_call_rate']:.0f}% | {100 * r['right_first_tool_rate']:.0f}% | {_causes(r['failures'])} | "
-                         f"{paper.get(r['round'], '')} |")
+        lines.append(f"| {n} | {row['seeds']} | {_pct(row['mean'])} | {_per_seed(row)} | {_interval(row['ci95_pooled'])} (n={row['n']}) | "
+                     f"{100 * row['readable_call_rate']:.0f}% | {100 * row['working_call_rate']:.0f}% | {100 * row['right_first_tool_rate']:.0f}% | "
+                     f"{_causes(row['failures'])} | {row['train_seconds']:.0f} | {paper} |")
+    lines.append("| 1,978 (paper) | | | | | | | | | | 38.5% |")
+    if evo and "ablation" in evo:
+        from agentworld_gym.arena.report import evolution_markdown
+
+        lines += ["", "## Evolution rounds: targeted vs untargeted", "", *evolution_markdown(evo),
+                  "", "Paper (MCP-Mark Postgres): +6.8 then +1.8 points over two rounds."]
     for extra in ("NOTES.md", "COMMANDS.md"):  # hand-written reading of the numbers, and the exact commands run
         if (out / extra).exists():
             lines += ["", (out / extra).read_text().strip()]
@@ -271,15 +414,23 @@ def plot(out: Path, results: dict, evo: dict | None) -> None:
     import matplotlib.pyplot as plt
 
     rows = sorted(results["configs"].items(), key=lambda kv: int(kv[0]))
+    evo = evo if evo and "ablation" in evo else None
     ncols = 2 if evo else 1
     fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 3.6), squeeze=False)
     ax = axes[0][0]
     xs = [int(n) for n, _ in rows]
     xpos = [max(x, 0.5) for x in xs]  # 0 themes drawn at 0.5 on the log axis
-    for key, label, style in (("success", "arena success", "o-"), ("readable_call_rate", "readable call", "d-."),
-                              ("working_call_rate", "working tool call", "s--"),
+
+    def errorbars(ax, x, rs, label, style):
+        mean = [100 * r["mean"] for r in rs]
+        lo = [m - 100 * r["ci95_pooled"][0] for m, r in zip(mean, rs, strict=True)]
+        hi = [100 * r["ci95_pooled"][1] - m for m, r in zip(mean, rs, strict=True)]
+        ax.errorbar(x, mean, yerr=[lo, hi], fmt=style, capsize=3, label=label)
+
+    errorbars(ax, xpos, [r for _, r in rows], "arena success (mean over seeds, pooled 95%)", "o-")
+    for key, label, style in (("readable_call_rate", "readable call", "d-."), ("working_call_rate", "working tool call", "s--"),
                               ("right_first_tool_rate", "right first tool", "^:")):
-        ax.plot(xpos, [100 * r[key] for _, r in rows], style, label=label)
+        ax.plot(xpos, [100 * r[key] for _, r in rows], style, label=label, alpha=0.6)
     ax.plot([0.5, 1978], [PAPER["scaling"]["0 envs"], PAPER["scaling"]["1,978 envs"]], "kx--", alpha=0.5, label="paper (4-domain avg)")
     ax.set_xscale("log")
     ax.set_xticks(xpos + [1978])
@@ -290,15 +441,11 @@ def plot(out: Path, results: dict, evo: dict | None) -> None:
     ax.legend(fontsize=7)
     if evo:
         ax = axes[0][1]
-        rs = evo["rounds"]
-        ax.plot([r["round"] for r in rs], [100 * r["success"] for r in rs], "o-", label="arena success (this run)")
-        ax.plot([r["round"] for r in rs], [100 * r["readable_call_rate"] for r in rs], "d-.", label="readable call")
-        ax.plot([r["round"] for r in rs], [100 * r["working_call_rate"] for r in rs], "s--", label="working tool call")
-        base = 100 * rs[0]["success"]
-        ax.plot([0, 1, 2], [base, base + 6.8, base + 8.6], "kx--", alpha=0.5, label="paper gains (+6.8, +1.8)")
-        ax.set_xticks([r["round"] for r in rs])
+        for (arm, rs), style in zip(evo["rounds"].items(), ("o-", "s--"), strict=False):
+            errorbars(ax, [r["round"] for r in rs], rs, f"{arm} ({evo['method']})", style)
+        ax.set_xticks(range(max(len(rs) for rs in evo["rounds"].values())))
         ax.set_xlabel("evolution round")
-        ax.set_title("Self-evolving arena")
+        ax.set_title("Self-evolving arena: targeted vs untargeted")
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "arena_scaling.png", dpi=110)

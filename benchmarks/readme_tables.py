@@ -1,11 +1,18 @@
-"""Regenerate the README's benchmark-suite tables from the committed results.
+"""Regenerate the README's result tables (and the evolve HTML report) from the committed results.
 
-    python benchmarks/readme_tables.py [--check]
+    python benchmarks/readme_tables.py [--check] [--reproduce-dir DIR]
+    python benchmarks/readme_tables.py --summary DIR     # only DIR/summary.md|json and the evolve report
 
 Reads benchmarks/results/suites/*_oracle.json (bench_suites.py), results/bfcl/agreement.json
 (bfcl_agreement.py) and results/tau2/<domain>.json (bench_tau2_replay.py), and rewrites the README
-between the `<!-- suite-tables:start -->` and `<!-- suite-tables:end -->` markers. --check exits 1
-when the README is out of date instead of writing it.
+between the `<!-- suite-tables:start -->` and `<!-- suite-tables:end -->` markers.
+
+The reproduction block (`<!-- reproduce-tables:start -->` ... `end`) comes from --reproduce-dir (default
+results/reproduce_v2, written by reproduce.sh): heldout_<stage>.json or heldout_<stage>_s<seed>.json per
+stage (base, sft, sft_grpo; null_<policy> for reference policies), and arena/evolution.json
+(arena_scaling.py), whose HTML report (arena/evolve_report.html) is regenerated beside it.
+
+--check exits 1 when the README or the report is out of date instead of writing them.
 """
 
 from __future__ import annotations
@@ -18,6 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 START, END = "<!-- suite-tables:start -->", "<!-- suite-tables:end -->"
+REPRODUCE_START, REPRODUCE_END = "<!-- reproduce-tables:start -->", "<!-- reproduce-tables:end -->"
+REPRODUCE = RESULTS / "reproduce_v2"
+STAGES = {"base": "untrained", "sft": "SFT", "sft_grpo": "SFT + GRPO"}
 
 
 def pct(x: float) -> str:
@@ -72,24 +82,161 @@ def tau2_table() -> list[str]:
     return lines
 
 
+def stage_results(folder: Path) -> dict[str, dict[int | None, dict]]:
+    """{stage: {seed (None: no seed suffix): bench result}} from folder/heldout_<stage>[_s<seed>].json."""
+    import re
+
+    found: dict[str, dict[int | None, dict]] = {}
+    for path in sorted(folder.glob("heldout_*.json")):
+        m = re.fullmatch(r"heldout_(.+?)(?:_s(\d+))?", path.stem)
+        r = json.loads(path.read_text())
+        if m and "overall" in r:
+            found.setdefault(m[1], {})[None if m[2] is None else int(m[2])] = r
+    return found
+
+
+def stage_summary(runs: dict[int | None, dict]) -> dict:
+    """One stage over its seeds: mean, per-seed values and pooled interval (agentworld_gym.bench.over_seeds),
+    the best null baseline on the same tasks with its interval, and the verdict against it."""
+    from agentworld_gym.bench import over_seeds
+
+    rows = [runs[k]["overall"]["all"] for k in sorted(runs, key=lambda k: -1 if k is None else k)]
+    agg = over_seeds([round(r["success_mean"] * r["n"]) for r in rows], [r["n"] for r in rows])
+    nulls = [r["best_null"] for r in rows if r.get("best_null")]
+    null = max(nulls, key=lambda b: b["success"]) if nulls else None
+    agg["seed_ids"] = [k for k in sorted(runs, key=lambda k: -1 if k is None else k)]
+    agg["best_null"] = null
+    if null:
+        lo, hi = agg["ci95_pooled"]
+        agg["beats_null_by"] = round(agg["mean"] - null["success"], 4)
+        agg["intervals_overlap"] = not (lo > null["ci95"][1] or hi < null["ci95"][0])
+    return agg
+
+
+def _verdict(agg: dict) -> str:
+    if not agg.get("best_null"):
+        return "no null baseline in the file"
+    gap = 100 * agg["beats_null_by"]
+    word = "beats null by" if gap > 0 else "null ahead by"
+    return f"{word} {abs(gap):.1f} pts; intervals overlap: {'yes' if agg['intervals_overlap'] else 'no'}"
+
+
+def reproduce_summary(folder: Path) -> dict:
+    """Every stage's summary and the pairwise differences that carry the conclusions (pooled, 95% Newcombe)."""
+    from agentworld_gym.bench import diff_interval
+
+    stages = {name: stage_summary(runs) for name, runs in stage_results(folder).items()}
+    differences = []
+    for a, b in (("sft", "base"), ("sft_grpo", "sft"), ("sft_grpo", "base")):
+        if a in stages and b in stages:
+            d, lo, hi = diff_interval(stages[a]["successes"], stages[a]["n"], stages[b]["successes"], stages[b]["n"])
+            differences.append({"stages": [a, b], "difference": round(d, 4), "ci95": [round(lo, 4), round(hi, 4)],
+                                "beyond_noise": lo > 0 or hi < 0})
+    return {"stages": stages, "differences": differences}
+
+
+def _stage_order(name: str) -> tuple:
+    return (list(STAGES).index(name) if name in STAGES else len(STAGES) + name.startswith("null_"), name)
+
+
+def reproduce_table(folder: Path) -> list[str]:
+    shown = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
+    summary = reproduce_summary(folder)
+    if not summary["stages"]:
+        lines = [f"No held-out results in `{shown}` yet: run `benchmarks/reproduce.sh --seeds 0,1,2`, then this script."]
+    else:
+        lines = stage_table(summary, shown)
+    evo_path = folder / "arena" / "evolution.json"
+    evo = json.loads(evo_path.read_text()) if evo_path.is_file() else None
+    if evo and "ablation" in evo:
+        from agentworld_gym.arena.report import evolution_markdown
+
+        lines += ["", f"Self-evolving arena, targeted vs untargeted training tasks (`{shown}/arena/evolution.json`, "
+                      f"report `{shown}/arena/evolve_report.html`):", "", *evolution_markdown(evo)]
+    return lines
+
+
+def stage_table(summary: dict, shown) -> list[str]:
+    lines = [f"Held-out suite results from `{shown}` (regenerated by `benchmarks/readme_tables.py`). Mean over training seeds, "
+             "each seed's value, and the 95% Wilson interval of all episodes pooled (the seeds play the same tasks, so it "
+             "measures episode noise, not seed-to-seed spread); the best null baseline (do-nothing, constants, random, "
+             "first-id) is played on the same tasks.", "",
+             "| stage | seeds | success (mean) | per seed | pooled 95% interval (episodes) | best null [95%] | verdict |",
+             "|---|---:|---:|---|---|---|---|"]
+    for name in sorted(summary["stages"], key=_stage_order):
+        agg = summary["stages"][name]
+        label = STAGES.get(name, name.removeprefix("null_") + " (reference)")
+        seeds = ", ".join("-" if k is None else str(k) for k in agg["seed_ids"])
+        null = agg["best_null"]
+        null_text = f"{pct(null['success'])} {null['name']} [{pct(null['ci95'][0])}, {pct(null['ci95'][1])}]" if null else "-"
+        lo, hi = agg["ci95_pooled"]
+        lines.append(f"| {label} | {seeds} | {pct(agg['mean'])} | {', '.join(pct(v) for v in agg['per_seed'])} | "
+                     f"[{pct(lo)}, {pct(hi)}] ({agg['n']}) | {null_text} | {_verdict(agg)} |")
+    if summary["differences"]:
+        lines += ["", "| difference (pooled) | points [95%] | beyond the noise |", "|---|---|---|"]
+        for d in summary["differences"]:
+            a, b = (STAGES.get(x, x) for x in d["stages"])
+            lines.append(f"| {a} - {b} | {100 * d['difference']:+.1f} [{100 * d['ci95'][0]:+.1f}, {100 * d['ci95'][1]:+.1f}] | "
+                         f"{'yes' if d['beyond_noise'] else 'no'} |")
+    return lines
+
+
+def evolve_report(folder: Path) -> tuple[Path, str] | None:
+    """(path, HTML) of the evolve report that folder/arena/evolution.json implies, if there is one."""
+    evo_path = folder / "arena" / "evolution.json"
+    if not evo_path.is_file():
+        return None
+    evo = json.loads(evo_path.read_text())
+    if "ablation" not in evo:
+        return None
+    import tempfile
+
+    from agentworld_gym.arena.report import build_evolution_report
+
+    with tempfile.TemporaryDirectory() as tmp:
+        html = build_evolution_report(evo, Path(tmp) / "report.html").read_text(encoding="utf-8")
+    return evo_path.parent / "evolve_report.html", html
+
+
 def render() -> str:
     parts = [START, *suites_table(), "", *agreement_line(), "", *tau2_table(), END]
     return "\n".join(parts)
 
 
+def replace_block(text: str, start: str, end: str, body: str) -> str:
+    if start not in text or end not in text:
+        sys.exit(f"README.md has no {start} ... {end} block")
+    return text[:text.index(start)] + body + text[text.index(end) + len(end):]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if the README is out of date (default: rewrite it)")
+    ap.add_argument("--check", action="store_true", help="exit 1 if the README or the evolve report is out of date (default: rewrite them)")
+    ap.add_argument("--reproduce-dir", type=Path, default=REPRODUCE, help="reproduce.sh's --out folder for the reproduction block")
+    ap.add_argument("--summary", type=Path, metavar="DIR", help="write DIR/summary.md and summary.json (and the evolve report) only")
     args = ap.parse_args()
+    if args.summary:
+        lines = reproduce_table(args.summary.resolve())
+        (args.summary / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (args.summary / "summary.json").write_text(json.dumps(reproduce_summary(args.summary), indent=1) + "\n")
+        if (report := evolve_report(args.summary)) is not None:
+            report[0].write_text(report[1], encoding="utf-8")
+        print("\n".join(lines))
+        return
     readme = ROOT / "README.md"
     text = readme.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        sys.exit(f"README.md has no {START} ... {END} block")
-    new = text[:text.index(START)] + render() + text[text.index(END) + len(END):]
+    folder = args.reproduce_dir.resolve()
+    new = replace_block(text, START, END, render())
+    new = replace_block(new, REPRODUCE_START, REPRODUCE_END, "\n".join([REPRODUCE_START, *reproduce_table(folder), REPRODUCE_END]))
+    report = evolve_report(folder)
     if args.check:
-        sys.exit(0 if new == text else 1)
+        stale_report = report is not None and (not report[0].is_file() or report[0].read_text(encoding="utf-8") != report[1])
+        sys.exit(0 if new == text and not stale_report else 1)
     readme.write_text(new, encoding="utf-8")
+    if report is not None:
+        report[0].write_text(report[1], encoding="utf-8")
     print(render())
+    print("\n".join(reproduce_table(folder)))
 
 
 if __name__ == "__main__":

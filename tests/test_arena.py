@@ -15,7 +15,7 @@ from agentworld_gym.arena.evolve import Evolution, EvolveConfig
 from agentworld_gym.arena.learner import FixedLearner, TrainResult
 from agentworld_gym.arena.records import load_records, make_record, save_records
 from agentworld_gym.env import AgentWorldEnv
-from agentworld_gym.errors import TaskError
+from agentworld_gym.errors import ConfigError, TaskError
 from agentworld_gym.synthesis import synthesize_task
 from agentworld_gym.tasks import Task
 from agentworld_gym.world import open_copy
@@ -419,3 +419,36 @@ def test_arena_split_holds_out_whole_theme_families():
     assert len(categories) == 20 and not set(arena) & set(train)
     assert not {theme_family(t) for t in train} & {theme_family(a) for a in arena}
     assert theme_family("coin-price-tracker-3") == "coin-price-tracker" and theme_family("finance") == "finance"
+
+
+def test_untargeted_arm_ignores_the_diagnosis_and_sees_the_same_arena(tmp_path):
+    """The ablation: same arena tasks (eval_seed fixed across training seeds and arms), same number of
+    training tasks, uniform over the same cells instead of the diagnosis' weights."""
+    runs = {}
+    for arm, seed in (("targeted", 0), ("untargeted", 0), ("untargeted", 1)):
+        learner = CountingLearner("random")
+        history = Evolution(_config(tmp_path / f"{arm}{seed}", rounds=1, seed=seed, eval_seed=0, task_source=arm), learner).run()
+        out = tmp_path / f"{arm}{seed}" / "run"
+        runs[arm, seed] = (learner.trained, history, json.loads((out / "round_0" / "targets.json").read_text()),
+                           [json.loads(line)["task"]["id"] for line in (out / "round_1" / "eval.jsonl").read_text().splitlines()])
+    (t_trained, t_hist, t_targets, t_arena), (u_trained, _, u_targets, u_arena) = runs["targeted", 0], runs["untargeted", 0]
+    assert t_arena == u_arena == runs["untargeted", 1][3] and len(t_arena) == 6
+    assert t_trained == u_trained == [8]
+    assert t_targets["task_source"] == "targeted" and t_targets["focus"]["tool"]  # aimed at the diagnosed weak tools
+    assert u_targets["task_source"] == "untargeted" and u_targets["weights_after"] == u_targets["weights_before"]
+    assert len(set(u_targets["weights_after"].values())) == 1 and u_targets["focus"] == {"tool": {}, "feature": {}}
+    for m in t_hist:  # every round's success carries its interval
+        lo, hi = m["ci95"]
+        assert lo <= m["success_rate"] <= hi and m["successes"] == round(m["success_rate"] * m["n"])
+    moved = t_hist[1]["weaknesses_moved"]
+    before = json.loads((tmp_path / "targeted0" / "run" / "round_0" / "diagnosis.json").read_text())
+    assert {(x["dim"], x["key"]) for x in moved} == {(d, r["key"]) for d in ("theme", "tool", "difficulty", "feature") for r in before["weak"][d]}
+    for x in moved:
+        assert x["delta"] is None if x["after_n"] == 0 else x["delta"] == round(x["after_success"] - x["before_success"], 4)
+
+
+def test_evolve_settings_are_checked():
+    with pytest.raises(ConfigError, match="task_source"):
+        EvolveConfig(out="x", task_source="random")
+    with pytest.raises(ConfigError, match="method"):
+        EvolveConfig(out="x", method="ppo")

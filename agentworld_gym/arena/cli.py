@@ -55,7 +55,8 @@ def cmd_evolve(args) -> int:
         arena_themes=tuple(t for t in (args.arena_themes or "").split(",") if t), max_categories=args.max_categories,
         eval_tasks_per_theme=args.eval_tasks, train_tasks=args.train_tasks, replay_share=args.replay_share,
         difficulties=_ints(args.difficulties), kinds=tuple(args.kinds.split(",")), max_turns=args.max_turns, eta=args.eta,
-        complexify=args.complexify, seed=args.seed, device=args.device,
+        complexify=args.complexify, seed=args.seed, eval_seed=args.eval_seed, method=args.method, task_source=args.task_source,
+        device=args.device,
         train_options=json.loads(args.train_options) if args.train_options else {},
     )
     history = Evolution(config).run()
@@ -121,6 +122,12 @@ def add_commands(sub) -> None:
     p.add_argument("--eta", type=float, default=3.0, help="targeting step size")
     p.add_argument("--complexify", action="store_true", help="half the targeted tasks one level harder on a fresh database")
     p.add_argument("--seed", type=int, default=0, help="seed of arena selection, tasks and training")
+    p.add_argument("--eval-seed", type=int, help="seed of the arena split and arena tasks only (default: --seed); fix it to "
+                                                 "compare training seeds on the same arena")
+    p.add_argument("--method", default="sft", choices=("sft", "grpo"),
+                   help="how each round trains: SFT on oracle trajectories, or GRPO on the tasks' rewards (the paper's loop)")
+    p.add_argument("--task-source", default="targeted", choices=("targeted", "untargeted"),
+                   help="training tasks from the diagnosis, or (the ablation) as many drawn uniformly over the same arena cells")
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     p.add_argument("--train-options", help='JSON of trainer options, e.g. \'{"epochs": 2, "lr": 3e-4}\'')
     p.add_argument("--report", action="store_true", help="write report.html at the end")

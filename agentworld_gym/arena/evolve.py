@@ -10,7 +10,8 @@
       ckpt_1/ ...                the checkpoint trained in round 0 (evaluated in round 1)
 
 Round r evaluates the current policy on tasks synthesized fresh for round r (seeds < 1,000,000 and
-distinct per round); training tasks use seeds >= 1,000,000 and are checked against every round's
+distinct per round; they depend on `eval_seed`, not on the training `seed`, so runs with different
+training seeds, and the targeted and untargeted arms, are scored on the same arena tasks); training tasks use seeds >= 1,000,000 and are checked against every round's
 arena task ids, so no arena task is ever trained on. Every step writes its files before the state
 records it as done, so an interrupted run resumes at the first unfinished step.
 """
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bench import wilson
 from ..errors import ConfigError, TaskError
 from ..tasks import Task, load_tasks, save_tasks
 from . import diagnose as dg
@@ -37,6 +39,7 @@ from .records import load_records, play, save_records
 
 log = logging.getLogger(__name__)
 
+TASK_SOURCES = ("targeted", "untargeted")
 EVAL_SEED_STRIDE = 10_007  # round r's arena seeds start at r * stride (all < TRAIN_SEED_BASE)
 
 
@@ -60,9 +63,22 @@ class EvolveConfig:
     eta: float = 3.0  # targeting step size
     candidates: int = 3  # tasks synthesized per draw; the most on-target one is kept
     complexify: bool = False  # half of the targeted tasks one level harder on a fresh database variant
-    seed: int = 0
+    seed: int = 0  # training seed: training tasks, model initialisation, sampling
+    eval_seed: int | None = None  # arena split and arena tasks (None: `seed`); keep it fixed to compare training seeds
+    method: str = "sft"  # how a round trains: "sft" on oracle trajectories or "grpo" on the tasks' rewards (the paper's loop)
+    task_source: str = "targeted"  # "targeted" (from the diagnosis) or "untargeted": the ablation, same number of tasks uniform over the same cells
     device: str = "cpu"
     train_options: dict = field(default_factory=dict)  # passed to the trainer (steps, lr, batch size, ...)
+
+    def __post_init__(self):
+        if self.method not in ("sft", "grpo"):
+            raise ConfigError(f"Expected method 'sft' or 'grpo', got {self.method!r}.")
+        if self.task_source not in TASK_SOURCES:
+            raise ConfigError(f"Expected task_source in {TASK_SOURCES}, got {self.task_source!r}.")
+
+    @property
+    def arena_seed(self) -> int:
+        return self.seed if self.eval_seed is None else self.eval_seed
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -157,14 +173,16 @@ class Evolution:
         self.out.mkdir(parents=True, exist_ok=True)
         self.state_path = self.out / "state.json"
         self.state = self._load_or_init()
+        method = {"method": config.method} if config.method != "sft" else {}
         self.learner = learner or make_learner(config.policy, seed=config.seed, device=config.device,
-                                               exclude_themes=self.state["arena"], **config.train_options)
+                                               exclude_themes=self.state["arena"], **method, **config.train_options)
 
     # ---- state
     def _load_or_init(self) -> dict:
         if self.state_path.exists():
             state = json.loads(self.state_path.read_text())
-            old = {k: v for k, v in state["config"].items() if k not in ("rounds", "out")}
+            defaults = EvolveConfig(out="").to_dict()  # a setting added after the run started has its default there
+            old = {k: state["config"].get(k, defaults[k]) for k in defaults if k not in ("rounds", "out")}
             new = {k: v for k, v in self.config.to_dict().items() if k not in ("rounds", "out")}
             if old != new:
                 diff = sorted(k for k in new if old.get(k) != new[k])
@@ -181,7 +199,7 @@ class Evolution:
                 get_theme(t)  # an unknown id fails here, with a did-you-mean
             train = sorted(e.id for e in entries() if e.id not in arena)
         else:
-            arena, train = split_arena(c.arena_per_category, c.seed, c.max_categories)
+            arena, train = split_arena(c.arena_per_category, c.arena_seed, c.max_categories)
         weights = tg.uniform_weights(arena, c.kinds, c.difficulties)
         state = {"config": c.to_dict(), "arena": arena, "train_themes": train, "checkpoint": c.init,
                  "weights": {tg.cell_key(k): v for k, v in weights.items()}, "done": [], "history": []}
@@ -209,22 +227,24 @@ class Evolution:
     def _arena_ids(self) -> set[str]:
         c = self.config
         return {t.id for r in range(c.rounds + 1)
-                for t in arena_tasks(self.state["arena"], r, c.eval_tasks_per_theme, c.difficulties, c.kinds, c.seed)}
+                for t in arena_tasks(self.state["arena"], r, c.eval_tasks_per_theme, c.difficulties, c.kinds, c.arena_seed)}
 
     def evaluate(self, r: int) -> tuple[list[dict], dict]:
         c, d = self.config, self.out / f"round_{r}"
         if not self._done(f"eval_{r}"):
             t0 = time.perf_counter()
-            tasks = arena_tasks(self.state["arena"], r, c.eval_tasks_per_theme, c.difficulties, c.kinds, c.seed)
+            tasks = arena_tasks(self.state["arena"], r, c.eval_tasks_per_theme, c.difficulties, c.kinds, c.arena_seed)
             if not tasks:
                 raise TaskError(f"Expected arena tasks for round {r}, got none from themes {self.state['arena']}.")
             records = play(tasks, self.learner.policy_for(self.state["checkpoint"]), policy=self.learner.name,
-                           round=r, max_turns=c.max_turns, seed=c.seed + r * 1000)
+                           round=r, max_turns=c.max_turns, seed=c.arena_seed + r * 1000)
             save_records(records, d / "eval.jsonl")
             report = dg.diagnose(records)
             (d / "diagnosis.json").write_text(dg.as_json(report))
             (d / "diagnosis.md").write_text(dg.to_markdown(report, f"Round {r} diagnosis ({self.learner.name})"))
-            metrics = {"round": r, "checkpoint": self.state["checkpoint"], **_metrics(records, report),
+            successes = sum(bool(x["success"]) for x in records)
+            metrics = {"round": r, "checkpoint": self.state["checkpoint"], **_metrics(records, report), "successes": successes,
+                       "ci95": [round(v, 4) for v in wilson(successes, len(records))],
                        "eval_seconds": round(time.perf_counter() - t0, 2)}
             (d / "metrics.json").write_text(json.dumps(metrics, indent=1))
             self._mark(f"eval_{r}")
@@ -236,7 +256,10 @@ class Evolution:
         if not self._done(f"target_{r}"):
             before = self.weights
             note = ""
-            if report["status"] == "no_failures":
+            if c.task_source == "untargeted":  # the ablation: the diagnosis is not read; uniform over the same cells
+                report = {**report, "status": "untargeted", "weak": {}, "notes": ""}
+                note = "Untargeted ablation: training tasks drawn uniformly over the arena cells, without the diagnosis."
+            elif report["status"] == "no_failures":
                 before, note = self._escalate(before)
             after = tg.retarget(before, records, eta=c.eta) if report["status"] == "ok" else before
             weak_cells = [cell for cell in after if after[cell] > before.get(cell, 0.0) + 1e-12]
@@ -246,7 +269,8 @@ class Evolution:
             n_replay = int(round(c.train_tasks * c.replay_share))
             focus = tg.focus_of(report)
             targeted = tg.synthesize_targeted(after, c.train_tasks - n_replay, focus=focus, seed=c.seed * 7 + r + 1,
-                                              candidates=c.candidates, complexify=c.complexify)
+                                              candidates=c.candidates if c.task_source == "targeted" else 1,
+                                              complexify=c.complexify and c.task_source == "targeted")
             replay = tg.synthesize_targeted(tg.uniform_weights(self._replay_themes(), c.kinds, c.difficulties), n_replay,
                                             seed=c.seed * 7 + r + 500, candidates=1)
             forbidden = self._arena_ids()
@@ -254,7 +278,7 @@ class Evolution:
             dropped = len(targeted.tasks) + len(replay.tasks) - len(tasks)
             save_tasks(tasks, d / "train_tasks.jsonl")
             targets = {
-                "round": r, "status": report["status"], "note": note or report["notes"],
+                "round": r, "task_source": c.task_source, "status": report["status"], "note": note or report["notes"],
                 "weights_before": {tg.cell_key(k): round(v, 5) for k, v in before.items()},
                 "weights_after": {tg.cell_key(k): round(v, 5) for k, v in after.items()},
                 "theme_weights_after": {k: round(v, 5) for k, v in tg.theme_weights(after).items()},
@@ -311,10 +335,27 @@ class Evolution:
             tasks = self.target(r, records, report)
             self.train(r, tasks)
         history = [json.loads((self.out / f"round_{r}" / "metrics.json").read_text()) for r in range(self.config.rounds + 1)]
-        for prev, cur in zip(history, history[1:], strict=False):
+        for r, (prev, cur) in enumerate(zip(history, history[1:], strict=False)):
             cur["gain"] = round(cur["success_rate"] - prev["success_rate"], 4)
-        self.state["history"] = [{k: m.get(k) for k in ("round", "success_rate", "gain", "n")} for m in history]
+            cur["weaknesses_moved"] = weakness_moves(*(json.loads((self.out / f"round_{q}" / "diagnosis.json").read_text()) for q in (r, r + 1)))
+        self.state["history"] = [{k: m.get(k) for k in ("round", "success_rate", "gain", "n", "ci95")} for m in history]
         self._save()
         (self.out / "summary.json").write_text(json.dumps({"config": self.state["config"], "arena": self.state["arena"],
                                                            "rounds": self.state["history"]}, indent=1))
         return history
+
+
+def weakness_moves(before: dict, after: dict, dims: tuple[str, ...] = ("theme", "tool", "difficulty", "feature")) -> list[dict]:
+    """For every weak cell diagnosed in one round (`before`), its success then and in the next round's
+    arena (`after`, fresh tasks): did training on it move it? A cell the next round's tasks do not
+    touch has `after_n` 0 and no delta."""
+    moves = []
+    for dim in dims:
+        later = {row["key"]: row for row in after.get("by", {}).get(dim, [])}
+        for row in before.get("weak", {}).get(dim, []):
+            now = later.get(row["key"])
+            moves.append({"dim": dim, "key": row["key"], "before_n": row["n"], "before_success": row["success_rate"],
+                          "before_cause": row["top_cause"], "after_n": now["n"] if now else 0,
+                          "after_success": now["success_rate"] if now else None,
+                          "delta": round(now["success_rate"] - row["success_rate"], 4) if now else None})
+    return moves

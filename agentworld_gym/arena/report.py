@@ -216,6 +216,102 @@ def build_report(src: str | Path, out: str | Path | None = None) -> Path:
     return out
 
 
+def moved_text(moves: list[dict], top: int = 3) -> str:
+    """The previous round's weak cells that moved most (either way), e.g. 'tool get_x 20% -> 50%'."""
+    seen = sorted((m for m in moves if m["delta"] is not None), key=lambda m: -abs(m["delta"]))[:top]
+    unseen = sum(m["delta"] is None for m in moves)
+    text = "; ".join(f"{m['dim']} {m['key']} {100 * m['before']:.0f}% -> {100 * m['after']:.0f}%" for m in seen)
+    return text + (f" ({unseen} not in this round's tasks)" if unseen else "")
+
+
+def evolution_markdown(evo: dict) -> list[str]:
+    """Markdown tables of an `evolution.json`: success per arm and round (mean over seeds, each seed, pooled 95%
+    interval, mean gain, the diagnosed weaknesses that moved) and targeted minus untargeted per round."""
+
+    def pct(x) -> str:
+        return "" if x is None else f"{100 * x:.1f}%"
+
+    def interval(ci) -> str:
+        return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
+
+    lines = [f"Evolve rounds trained by {evo['method']} on {evo['train_tasks_per_round']} tasks a round from the {evo['start']}; "
+             f"seeds {', '.join(map(str, evo['seeds']))}; every seed and arm plays the same arena tasks each round.", "",
+             "| arm | round | arena success (mean) | per seed (%) | pooled 95% interval | mean gain | diagnosed weaknesses that moved |",
+             "|---|---:|---:|---|---|---:|---|"]
+    for arm, rows in evo["rounds"].items():
+        for r in rows:
+            gain = "" if r["gain_mean"] is None else f"{100 * r['gain_mean']:+.1f} pts"
+            lines.append(f"| {arm} | {r['round']} | {pct(r['mean'])} | {', '.join(f'{100 * v:.1f}' for v in r['per_seed'])} | "
+                         f"{interval(r['ci95_pooled'])} (n={r['n']}) | {gain} | {moved_text(r['weaknesses_moved'])} |")
+    if evo["ablation"]:
+        lines += ["", "| round | targeted | untargeted | targeted - untargeted [95%] | beyond the noise |", "|---:|---:|---:|---|---|"]
+        for x in evo["ablation"]:
+            lines.append(f"| {x['round']} | {pct(x['targeted'])} | {pct(x['untargeted'])} | {100 * x['difference']:+.1f} pts "
+                         f"{interval(x['ci95'])} | {'yes' if x['beyond_noise'] else 'no'} |")
+    return lines
+
+
+def build_evolution_report(evo: dict, out: str | Path) -> Path:
+    """One HTML page comparing the evolve arms of an `evolution.json` (benchmarks/arena_scaling.py): success per
+    round with 95% intervals, targeted minus untargeted, and the diagnosed weak cells that moved. Made from the
+    results file alone, so it can be regenerated without the runs' checkpoints and transcripts."""
+    if "ablation" not in evo:
+        raise ConfigError("Expected an evolution.json with per-arm rounds (arena_scaling.py --evolve-arms), got an older single-run file.")
+
+    def interval(ci) -> str:
+        return f"[{_pct(ci[0])}, {_pct(ci[1])}]" if ci else ""
+
+    body = [f"<p>Training by <b>{_esc(evo['method'])}</b> on {evo['train_tasks_per_round']} tasks per round, from the "
+            f"{_esc(evo['start'])}; seeds {', '.join(map(str, evo['seeds']))}; every seed and arm is scored on the same arena "
+            "tasks in each round. Success: the mean over seeds, each seed's value, and the 95% Wilson interval of all "
+            "episodes pooled. Untargeted = the ablation: as many training tasks, drawn uniformly over the same arena cells "
+            "without the diagnosis.</p>",
+            "<h2>Success per round</h2><table><tr><th>arm</th><th>round</th><th>mean</th><th>per seed</th><th>pooled 95% interval</th>"
+            "<th>episodes</th><th>mean gain</th></tr>"]
+    for arm, rows in evo["rounds"].items():
+        for r in rows:
+            gain = "" if r["gain_mean"] is None else f"{100 * r['gain_mean']:+.1f} pts"
+            body.append(f"<tr><td>{_esc(arm)}</td><td>{r['round']}</td><td>{_pct(r['mean'])}</td>"
+                        f"<td>{', '.join(_pct(v) for v in r['per_seed'])}</td><td>{interval(r['ci95_pooled'])}</td><td>{r['n']}</td>"
+                        f"<td>{gain}</td></tr>")
+    body.append("</table>")
+    series = {arm: [(r["round"], r["mean"]) for r in rows] for arm, rows in evo["rounds"].items()}
+    series.update({f"{arm} 95% lo": [(r["round"], r["ci95_pooled"][0]) for r in rows] for arm, rows in evo["rounds"].items()})
+    series.update({f"{arm} 95% hi": [(r["round"], r["ci95_pooled"][1]) for r in rows] for arm, rows in evo["rounds"].items()})
+    body.append(svg_lines(series, title="Arena success by round (mean; pooled 95% bounds)", xlabel="round"))
+    if evo["ablation"]:
+        body.append("<h2>Targeted minus untargeted</h2><table><tr><th>round</th><th>targeted</th><th>untargeted</th>"
+                    "<th>difference</th><th>95% interval</th><th>beyond the noise</th></tr>")
+        for x in evo["ablation"]:
+            body.append(f"<tr><td>{x['round']}</td><td>{_pct(x['targeted'])}</td><td>{_pct(x['untargeted'])}</td>"
+                        f"<td>{100 * x['difference']:+.1f} pts</td><td>{interval(x['ci95'])}</td>"
+                        f"<td class=\"{'ok' if x['beyond_noise'] else 'bad'}\">{'yes' if x['beyond_noise'] else 'no'}</td></tr>")
+        body.append("</table>")
+    body.append("<h2>Diagnosed weaknesses: did they move?</h2><p>For each round, the weak cells the previous round's "
+                "diagnosis named (pooled over seeds), their success then and on this round's fresh arena tasks.</p>")
+    for arm, rows in evo["rounds"].items():
+        for r in rows:
+            if not r["weaknesses_moved"]:
+                continue
+            body.append(f"<h3>{_esc(arm)}, round {r['round']}</h3><table><tr><th>cell</th><th>before</th><th>n</th>"
+                        "<th>after</th><th>n</th><th>change</th></tr>")
+            for m in sorted(r["weaknesses_moved"], key=lambda m: (m["dim"], m["key"])):
+                change = "not in this round's tasks" if m["delta"] is None else f"{100 * m['delta']:+.1f} pts"
+                after = "" if m["after"] is None else _pct(m["after"])
+                body.append(f"<tr><td>{_esc(m['dim'])} {_esc(m['key'])}</td><td>{_pct(m['before'])}</td><td>{m['before_n']}</td>"
+                            f"<td>{after}</td><td>{m['after_n']}</td><td>{change}</td></tr>")
+            body.append("</table>")
+    runs = ", ".join(f'<a href="evolve_run/{_esc(name)}/report.html">{_esc(name)}</a>' for name in evo.get("runs", {}))
+    if runs:
+        body.append(f"<h2>Each run</h2><p>Round-by-round diagnosis and a trajectory viewer per run: {runs}.</p>")
+    title = "Self-evolving arena: targeted vs untargeted"
+    page = (f'<!doctype html><html><head><meta charset="utf-8"><title>{title}</title><style>{_CSS}</style></head>'
+            f"<body><h1>{title}</h1>{''.join(body)}</body></html>\n")
+    out = Path(out)
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
 def screenshot(html_path: str | Path, png_path: str | Path, width: int = 1280, height: int = 2000, timeout: float = 90.0) -> Path:
     """Render a page to PNG with headless Chromium (Debian's `chromium`); raises ConfigError when absent."""
     import shutil

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 TRAIN_KEYS_SFT = {"epochs", "batch_size", "lr", "weight_decay", "max_grad_norm", "lora", "lora_r", "max_seq_len", "save_every", "n_examples"}
 TRAIN_KEYS_GRPO = {"steps", "group_size", "tasks_per_step", "clip_low", "clip_high", "kl_coef", "temperature", "lr", "max_grad_norm",
-                   "lora", "lora_r", "updates_per_step", "micro_batch", "rollout_batch", "max_new_tokens", "max_context", "save_every"}
+                   "lora", "lora_r", "updates_per_step", "micro_batch", "rollout_batch", "max_new_tokens", "max_context", "max_turns", "save_every"}
 
 
 SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
