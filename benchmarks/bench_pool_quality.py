@@ -85,6 +85,7 @@ def measure(tid: str, level_seeds: tuple[int, ...]) -> dict:
     rec["l2"] = row[1] if row else ""
     rec["features"] = sorted(f"{t.name}.{c.name}" for t in spec.tables for c in t.columns[1:])
     rec["tables"] = sorted(t.name for t in spec.tables)
+    rec["name_match"] = name_match(tid, spec, row)
     violations = rule_violations(spec, conn)
     rec["rule_violations"] = violations[:5]
     rec["n_rule_violations"] = len(violations)
@@ -126,6 +127,21 @@ def measure(tid: str, level_seeds: tuple[int, ...]) -> dict:
     rec["levels"] = reach
     conn.close()
     return rec
+
+
+def name_match(tid: str, spec, row) -> list[bool]:
+    """For each table: does its name (or a synonym from the entity library) share a stem with what the
+    theme says it is? That is its id and title, plus the real server's own description for a theme
+    composed from a server profile, its label otherwise (a composed theme's label lists its tables, so
+    it is left out there)."""
+    from agentworld_gym.discovery.entities import ENTITIES, _stems
+
+    about = row[4]["about"] if row and isinstance(row[4], dict) else spec.label + " " + (spec.description if not row else "")
+    said = _stems(f"{tid} {spec.title} {about}")
+    synonyms: dict[str, set[str]] = {}
+    for e in ENTITIES.values():
+        synonyms.setdefault(e.table, set()).update(e.words)
+    return [bool((_stems(t.name) | synonyms.get(t.name, set())) & said) for t in spec.tables]
 
 
 def behaviour_tests(recs: list[dict]) -> dict:
@@ -178,7 +194,9 @@ def nearest_overlaps(recs: list[dict], rng: random.Random) -> tuple[list[float],
             for j in postings[f]:
                 if j != i:
                     shared[j] = shared.get(j, 0) + 1
-        best.append(max((n / (len(s) + len(sets[j]) - n) for j, n in shared.items()), default=0.0))
+        jac, j = max(((n / (len(s) + len(sets[j]) - n), j) for j, n in shared.items()), default=(0.0, i))
+        best.append(jac)
+        recs[i]["nearest"] = [recs[j]["id"], round(jac, 3)]
     rand = []
     for i, s in enumerate(sets):
         j = rng.randrange(len(sets) - 1)
@@ -256,7 +274,12 @@ def main() -> None:
         "distinct_table_name_sets": len(table_sets),
         "nn_overlap": {"median": round(statistics.median(best), 3), "p90": round(pct(best, 0.9), 3), "max": round(max(best), 3),
                        "share_ge_0.6": round(sum(b >= 0.6 for b in best) / len(best), 4), "share_ge_0.8": round(sum(b >= 0.8 for b in best) / len(best), 4),
-                       "identical_pairs_or_more": sum(b >= 0.999 for b in best)},
+                       "identical_pairs_or_more": sum(b >= 0.999 for b in best),
+                       "themes_ge_0.6": sorted([r["id"], *r["nearest"]] for r in recs if r["nearest"][1] >= 0.6)},
+        "names_match_content": {src: {"themes": len(rs), "any_table": round(sum(any(r["name_match"]) for r in rs) / len(rs), 4),
+                                      "half_of_tables": round(sum(2 * sum(r["name_match"]) >= len(r["name_match"]) for r in rs) / len(rs), 4)}
+                                for src in ("all", "flagship", "catalog", "toucan")
+                                for rs in [[r for r in recs if src in ("all", r["source"]) and "name_match" in r]] if rs},
         "random_pair_overlap_baseline": {"median": round(statistics.median(rand), 3), "p90": round(pct(rand, 0.9), 3)},
         "description_preserved": {"source_has_one": has_desc, "preserved": kept_desc, "rate": round(kept_desc / has_desc, 4) if has_desc else None},
         "parameters": {"shown": shown, "documented_as_ignored": sum(r["params_ignored"] for r in recs),
@@ -287,6 +310,8 @@ def main() -> None:
         f"| distinct archetypes (catalog L2 codes) / distinct table-name sets (generic add-ons ignored) | {res['distinct_archetypes']} / {res['distinct_table_name_sets']} | |",
         f"| nearest-neighbour {{table.column}} overlap: median / p90 / max | {nn['median']} / {nn['p90']} / {nn['max']} | < 0.6 for every theme; random pair: {res['random_pair_overlap_baseline']['median']} |",
         f"| themes whose nearest neighbour overlaps >= 0.6 / >= 0.8 | {nn['share_ge_0.6']:.1%} / {nn['share_ge_0.8']:.1%} | 0% |",
+        *[f"| names match content ({src}, n = {v['themes']}): themes with >= 1 table / >= half their tables named like what the theme says it is "
+          f"| {v['any_table']:.1%} / {v['half_of_tables']:.1%} | |" for src, v in res["names_match_content"].items()],
         f"| real tool descriptions preserved (where the source has one) | {de['preserved']} / {de['source_has_one']} ({(de['rate'] or 0):.1%}) | >= 95% |",
         f"| parameters documented as ignored | {pa['documented_as_ignored']} / {pa['shown']} ({pa['ignored_rate']:.1%}) | 0 (was 18.6%) |",
         f"| parameters dropped instead (with reasons) | {pa['dropped']} | |",
