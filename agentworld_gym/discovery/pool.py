@@ -1,6 +1,9 @@
-"""The built-in pool: composed catalog themes for all 50 L2 categories plus themes derived from real
-Toucan MCP servers (facts only: names, labels, parameter schemas), built and validated once into a
-compact index (envs/data/pool_index.json) from which every theme is rebuilt on demand."""
+"""The built-in pool: catalog themes composed from the domain entities real MCP server profiles call
+for (TensorBlock catalogue, name and description; see `entities`), themes derived from real Toucan MCP
+servers (facts only: names, labels, parameter schemas), and the archetype-variant themes the frozen
+held-out suite plays, built and validated once into a compact index (envs/data/pool_index.json) from
+which every theme is rebuilt on demand. No two kept themes (frozen ones aside) share >= MAX_OVERLAP of
+their {table.column} sets."""
 
 from __future__ import annotations
 
