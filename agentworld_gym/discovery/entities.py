@@ -341,7 +341,7 @@ def entities_for(text: str, name: str) -> list[tuple[int, str]]:
     return sorted(scored, key=lambda x: (-x[0], x[1]))
 
 
-def _candidates(matched: list[str], code: str) -> list[tuple[str, ...]]:
+def _candidates(matched: list[str]) -> list[tuple[str, ...]]:
     """Combinations to try, most called-for first: 3-5 tables with distinct names, parents pulled in."""
     out = []
     top = matched[:7]
@@ -360,15 +360,15 @@ def _candidates(matched: list[str], code: str) -> list[tuple[str, ...]]:
     return out
 
 
-def plan_catalog(profiles: Path, index, used: set[str], target: int = 1400, limit: int | None = None):
+def plan_catalog(profiles: Path, index, used: set[str], target: int = 1400, limit: int | None = None, covered=(), fill: int = 5):
     """[(theme id, Source, ref)] for up to `target` real servers whose words call for >= 2 entities and
     whose composition overlaps every theme in `index` (an OverlapIndex, updated) by < MAX_OVERLAP.
 
-    Servers are taken round-robin over the L2 categories they map to (so every category is covered),
-    in a fixed order; a server whose slug is taken (a fork or a same-named server) is skipped."""
+    Servers are taken round-robin over the L2 categories they map to, in a fixed order; a server whose
+    slug is taken (a fork or a same-named server) is skipped. An L2 category still without a theme (in
+    the plan or `covered`) then gets up to `fill` servers whose words call for its archetype's entities."""
+    from ..envs import taxonomy
     from .mapping import map_to_taxonomy
-    from .pool import MAX_OVERLAP
-    from .sources import Source
 
     by_code: dict[str, list[dict]] = {}
     with Path(profiles).open(encoding="utf-8") as f:
@@ -379,33 +379,53 @@ def plan_catalog(profiles: Path, index, used: set[str], target: int = 1400, limi
             continue
         code = map_to_taxonomy(name, (str(row.get("category", "")),), about, ())[0]
         by_code.setdefault(code, []).append({"name": name, "about": about, "category": str(row.get("category", "")), "code": code})
-    queues = [by_code[c] for c in sorted(by_code)]
+    everyone = [p for c in sorted(by_code) for p in by_code[c]]
+    queues = [list(by_code[c]) for c in sorted(by_code)]
     plan = []
     while len(plan) < target and any(queues):
         for q in queues:
             if not q or len(plan) >= target:
                 continue
             p = q.pop(0)
-            tid = slugify(p["name"])
-            if not tid or tid in used:
-                continue
-            matched = [k for _, k in entities_for(p["about"], p["name"])]
-            if len({ENTITIES[k].table for k in matched}) < 2:
-                continue  # its words call for too little: its name could not match what it holds
-            for keys in _candidates(matched, p["code"]):
-                feats = features(keys)
-                if index.nearest(feats)[1] < MAX_OVERLAP:
-                    break
-            else:
-                continue
-            used.add(tid)
-            index.add(tid, feats)
-            label = f"{p['category'].lower()}: " + ", ".join(humanize_table(ENTITIES[k].table) for k in keys[:3])
-            ref = {"name": p["name"], "about": p["about"], "entities": list(keys), "label": label}
-            plan.append((tid, Source(p["name"], "catalog", (), p["about"], None, f"catalog:{tid}", code=p["code"], entities=tuple(keys), label=label), ref))
+            item = _take(p, [k for _, k in entities_for(p["about"], p["name"])], index, used)
+            if item:
+                plan.append(item)
             if limit and len(plan) >= limit:
                 return plan
+    have = set(covered) | {src.code for _, src, _ in plan}
+    for code in sorted(set(taxonomy.L2) - have):
+        n = 0
+        for p in everyone:
+            matched = [k for _, k in entities_for(p["about"], p["name"])]
+            own = [k for k in matched if ENTITIES[k].code == code]
+            item = _take({**p, "code": code}, own + [k for k in matched if k not in own], index, used) if own else None
+            if item:
+                plan.append(item)
+                n += 1
+                if n >= fill:
+                    break
     return plan
+
+
+def _take(p: dict, matched: list[str], index, used: set[str]):
+    """One planned theme for profile `p`, or None (slug taken, too little called for, or every combination too close)."""
+    from .pool import MAX_OVERLAP
+    from .sources import Source
+
+    tid = slugify(p["name"])
+    if not tid or tid in used or len({ENTITIES[k].table for k in matched}) < 2:
+        return None  # taken, or its words call for too little: its name could not match what it holds
+    for keys in _candidates(matched):
+        feats = features(keys)
+        if index.nearest(feats)[1] < MAX_OVERLAP:
+            break
+    else:
+        return None
+    used.add(tid)
+    index.add(tid, feats)
+    label = f"{p['category'].lower()}: " + ", ".join(humanize_table(ENTITIES[k].table) for k in keys[:3])
+    ref = {"name": p["name"], "about": p["about"], "entities": list(keys), "label": label}
+    return tid, Source(p["name"], "catalog", (), p["about"], None, f"catalog:{tid}", code=p["code"], entities=tuple(keys), label=label), ref
 
 
 def _about(text: str) -> str:

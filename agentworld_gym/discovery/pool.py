@@ -242,7 +242,8 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
             merged[tid] = hit[0]
             continue
         index.add(tid, done[tid]["features"])
-    cat_jobs = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, limit=limit)
+    covered = {done[tid]["code"] for tid in index.ids if tid in done}
+    cat_jobs = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, limit=limit, covered=covered)
     run_jobs(cat_jobs, journal, done, "pool: composed catalog", progress)
     order = [j[0] for j in kept_jobs if j[0] not in merged] + [j[0] for j in cat_jobs]
     records = [done[tid] for tid in order if tid in done]
