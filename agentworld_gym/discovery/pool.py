@@ -243,6 +243,11 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
             continue
         index.add(tid, done[tid]["features"])
     covered = {done[tid]["code"] for tid in index.ids if tid in done}
+    if not Path(profiles or PROFILES).exists():
+        from ..errors import ConfigError
+
+        raise ConfigError(f"Expected the TensorBlock server profiles the catalog is composed from at {profiles or PROFILES}, got no file. "
+                          "Pass profiles=PATH (tensorblock_mcp_profiles.jsonl from ../shared/data/catalogs).")
     cat_jobs = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, limit=limit, covered=covered)
     run_jobs(cat_jobs, journal, done, "pool: composed catalog", progress)
     order = [j[0] for j in kept_jobs if j[0] not in merged] + [j[0] for j in cat_jobs]
