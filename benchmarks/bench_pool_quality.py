@@ -5,8 +5,12 @@ whether initial worlds obey their own rules, and how far each theme's tasks can 
     python benchmarks/bench_pool_quality.py --limit 200    # a seeded sample
 
 Figures (written to benchmarks/results/pool_quality.{json,md}):
-- distinct archetypes (L2 codes of catalog themes) and table-name sets (generic add-on tables ignored);
-- nearest-neighbour overlap: Jaccard of each theme's {table.column} set with its closest other theme;
+- distinct archetypes (L2 codes of catalog themes), entity combinations of composed catalog themes and
+  table-name sets (generic add-on tables ignored);
+- nearest-neighbour overlap: Jaccard of each theme's {table.column} set with its closest other theme,
+  and the themes at >= 0.6 with their neighbours;
+- names vs content: share of themes whose table names (or their entity synonyms) share a stem with what
+  the theme says it is (id, title, the real server's description or the theme's label);
 - description preserved: real tools whose source has a description that show it unchanged;
 - ignored parameters: parameters shown to the agent that do nothing (documented as ignored), and
   parameters dropped instead, with reasons;
@@ -14,6 +18,8 @@ Figures (written to benchmarks/results/pool_quality.{json,md}):
   pass rate of the behaviour tests of delete and compute tools, re-run here with another seed;
 - rule violations and date-order violations in every initial world; duplicate first rows;
 - themes able to synthesize a verified task at each difficulty level (seeds 0 and 1).
+Overlap, table-name sets and names vs content always cover every registered theme (read from the
+recipes, no world built); the other figures cover the themes measured in full (`--limit` samples them).
 Baselines in the same run: the same overlap measured on a shuffled pairing (chance level), and the
 do-nothing reference for levels (a theme with no tools reaches none).
 """
@@ -44,6 +50,8 @@ class Args:
     seed: int = 0
     level_seeds: str = "0,1"
     """synthesis seeds tried per difficulty level"""
+    shapes: str = ""
+    """schema facts of every theme (overlap, names; cheap, no worlds): default pool_shapes.jsonl in the world cache"""
     measure: int = 1
     """0: only summarise what the journal holds (a partial run reports its n)"""
 
@@ -128,6 +136,48 @@ def measure(tid: str, level_seeds: tuple[int, ...]) -> dict:
     return rec
 
 
+def shape(tid: str, facts) -> dict:
+    """The schema facts of one theme (features, tables, names vs content), from its recipe: no world is built."""
+    from agentworld_gym.envs import catalog, get_theme
+
+    from agentworld_gym.discovery.pipeline import prepare
+    from agentworld_gym.discovery.pool import features_of, recipe_source
+
+    row = catalog._ROWS.get(tid)
+    spec = prepare(recipe_source(row, facts), tid).spec if row else get_theme(tid).spec
+    return {"id": tid, "source": row[3] if row else "flagship", "features": features_of(spec), "tables": sorted(t.name for t in spec.tables),
+            "name_match": name_match(tid, spec, row)}
+
+
+def name_match(tid: str, spec, row) -> list[bool]:
+    """For each table: does its name (or a synonym from the entity library) share a stem with what the
+    theme says it is? That is its id and title, plus the real server's own description for a theme
+    composed from a server profile, its label otherwise (a composed theme's label lists its tables, so
+    it is left out there)."""
+    from agentworld_gym.discovery.entities import ENTITIES
+
+    about = row[4]["about"] if row and isinstance(row[4], dict) else spec.label + " " + (spec.description if not row else "")
+    said = _words(f"{tid} {spec.title} {about}")
+    synonyms: dict[str, set[str]] = {}
+    for e in ENTITIES.values():
+        synonyms.setdefault(e.table, set()).update(e.words)
+    return [any(_same_stem(w, x) for w in _words(t.name) | synonyms.get(t.name, set()) for x in said) for t in spec.tables]
+
+
+def _words(text: str) -> set[str]:
+    import re
+
+    from agentworld_gym.discovery.infer import singular
+
+    return {singular(w) for w in re.findall(r"[a-z][a-z0-9]+", text.lower().replace("_", " ")) if len(w) > 2}
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """'repository' ~ 'repositories', 'calendar' ~ 'calendars', 'forecast' ~ 'forecasting' (a shared start of >= 5 letters)."""
+    n = min(len(a), len(b))
+    return a == b or (n >= 5 and a[:n] == b[:n]) or (n >= 6 and a[:6] == b[:6])
+
+
 def behaviour_tests(recs: list[dict]) -> dict:
     """Re-run the generated tests of every kept delete and compute tool (seed 1, not the build's seed):
     tests run, passed, and valid calls the generator could not construct (reported apart)."""
@@ -178,7 +228,9 @@ def nearest_overlaps(recs: list[dict], rng: random.Random) -> tuple[list[float],
             for j in postings[f]:
                 if j != i:
                     shared[j] = shared.get(j, 0) + 1
-        best.append(max((n / (len(s) + len(sets[j]) - n) for j, n in shared.items()), default=0.0))
+        jac, j = max(((n / (len(s) + len(sets[j]) - n), j) for j, n in shared.items()), default=(0.0, i))
+        best.append(jac)
+        recs[i]["nearest"] = [recs[j]["id"], round(jac, 3)]
     rand = []
     for i, s in enumerate(sets):
         j = rng.randrange(len(sets) - 1)
@@ -231,10 +283,30 @@ def main() -> None:
             log.flush()
             done[tid] = rec
     recs = [done[i] for i in ids if i in done and "error" not in done[i]]
+    # overlap, table-name sets and names vs content always cover the whole registry (no worlds needed)
+    from agentworld_gym.discovery.pool import load_facts
+    from agentworld_gym.envs import catalog
+
+    every = sorted(e.id for e in entries() if e.source in ("flagship", "catalog", "toucan"))
+    shape_path = Path(args.shapes) if args.shapes else cache_dir() / "pool_shapes.jsonl"
+    shapes: dict[str, dict] = {}
+    if shape_path.exists():
+        for line in shape_path.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+                shapes[r["id"]] = r
+            except (json.JSONDecodeError, KeyError):
+                continue
+    facts = load_facts()
+    with shape_path.open("a", encoding="utf-8") as log:
+        for tid in tqdm([i for i in every if i not in shapes], desc="pool shapes", unit="theme"):
+            shapes[tid] = shape(tid, facts)
+            log.write(json.dumps(shapes[tid]) + "\n")
+    shaped = [shapes[i] for i in every]
     errors = [done[i] for i in ids if i in done and "error" in done[i]]
     pool = [r for r in recs if r["source"] != "flagship"]
-    best, rand = nearest_overlaps(recs, rng)
-    table_sets = {tuple(t for t in r["tables"] if t not in GENERIC_TABLES) for r in recs}
+    best, rand = nearest_overlaps(shaped, rng)
+    table_sets = {tuple(t for t in r["tables"] if t not in GENERIC_TABLES) for r in shaped}
     first_rows = [r["first_row"] for r in recs]
     dup_first = sum(first_rows.count(x) > 1 for x in first_rows) / len(first_rows)
     classes: dict[str, dict[str, int]] = {}
@@ -251,12 +323,18 @@ def main() -> None:
     shown = sum(r["params_shown"] for r in recs)
     levels = [sum(r["levels"][k] for r in recs) for k in range(5)]
     res = {
-        "themes_measured": len(recs), "errors": len(errors), "error_examples": errors[:5], "seconds": round(time.perf_counter() - t0, 1),
+        "themes_measured": len(recs), "themes_registered": len(every), "errors": len(errors), "error_examples": errors[:5], "seconds": round(time.perf_counter() - t0, 1),
         "distinct_archetypes": len({r["l2"] for r in pool if r["source"] == "catalog"}),
+        "catalog_entity_sets": len({tuple(sorted(row[4]["entities"])) for row in catalog._ROWS.values() if isinstance(row[4], dict)}),
         "distinct_table_name_sets": len(table_sets),
         "nn_overlap": {"median": round(statistics.median(best), 3), "p90": round(pct(best, 0.9), 3), "max": round(max(best), 3),
                        "share_ge_0.6": round(sum(b >= 0.6 for b in best) / len(best), 4), "share_ge_0.8": round(sum(b >= 0.8 for b in best) / len(best), 4),
-                       "identical_pairs_or_more": sum(b >= 0.999 for b in best)},
+                       "identical_pairs_or_more": sum(b >= 0.999 for b in best),
+                       "themes_ge_0.6": sorted([r["id"], *r["nearest"]] for r in shaped if r["nearest"][1] >= 0.6)},
+        "names_match_content": {src: {"themes": len(rs), "any_table": round(sum(any(r["name_match"]) for r in rs) / len(rs), 4),
+                                      "half_of_tables": round(sum(2 * sum(r["name_match"]) >= len(r["name_match"]) for r in rs) / len(rs), 4)}
+                                for src in ("all", "flagship", "catalog", "toucan")
+                                for rs in [[r for r in shaped if src in ("all", r["source"])]] if rs},
         "random_pair_overlap_baseline": {"median": round(statistics.median(rand), 3), "p90": round(pct(rand, 0.9), 3)},
         "description_preserved": {"source_has_one": has_desc, "preserved": kept_desc, "rate": round(kept_desc / has_desc, 4) if has_desc else None},
         "parameters": {"shown": shown, "documented_as_ignored": sum(r["params_ignored"] for r in recs),
@@ -281,12 +359,16 @@ def main() -> None:
     nn, de, pa, bt = res["nn_overlap"], res["description_preserved"], res["parameters"], res["behaviour_tests"]
     lines = [
         "# Pool quality", "",
-        f"{res['themes_measured']} themes measured ({res['errors']} failed to build), {res['seconds']} s this run. "
+        f"{res['themes_measured']} themes measured in full ({res['errors']} failed to build), {res['seconds']} s this run; overlap, "
+        f"table-name sets and names vs content over all {res['themes_registered']} registered themes (from their recipes). "
         "Targets from the issue in the last column.", "",
         "| measure | value | target / baseline |", "|---|---|---|",
         f"| distinct archetypes (catalog L2 codes) / distinct table-name sets (generic add-ons ignored) | {res['distinct_archetypes']} / {res['distinct_table_name_sets']} | |",
+        f"| distinct entity combinations of the composed catalog themes | {res['catalog_entity_sets']} | |",
         f"| nearest-neighbour {{table.column}} overlap: median / p90 / max | {nn['median']} / {nn['p90']} / {nn['max']} | < 0.6 for every theme; random pair: {res['random_pair_overlap_baseline']['median']} |",
         f"| themes whose nearest neighbour overlaps >= 0.6 / >= 0.8 | {nn['share_ge_0.6']:.1%} / {nn['share_ge_0.8']:.1%} | 0% |",
+        *[f"| names match content ({src}, n = {v['themes']}): themes with >= 1 table / >= half their tables named like what the theme says it is "
+          f"| {v['any_table']:.1%} / {v['half_of_tables']:.1%} | |" for src, v in res["names_match_content"].items()],
         f"| real tool descriptions preserved (where the source has one) | {de['preserved']} / {de['source_has_one']} ({(de['rate'] or 0):.1%}) | >= 95% |",
         f"| parameters documented as ignored | {pa['documented_as_ignored']} / {pa['shown']} ({pa['ignored_rate']:.1%}) | 0 (was 18.6%) |",
         f"| parameters dropped instead (with reasons) | {pa['dropped']} | |",

@@ -217,3 +217,49 @@ def test_llm_wording_is_checked_before_use():
     replies = iter([good] + ["{}"] * 100)
     assert propose_wording(prep.spec, [t], lambda messages: next(replies)) == 1 and t["phrase"].startswith("pull up")
     assert propose_wording(prep.spec, [t], lambda messages: (_ for _ in ()).throw(ConnectionError("down"))) == 0
+
+
+def test_entity_composition_links_children_to_present_parents_and_plans_distinct_themes(tmp_path):
+    """A composed catalog theme's foreign keys point at tables it holds (parents first), and the
+    planner keeps every planned theme below the overlap limit against the pool and each other."""
+    from agentworld_gym.discovery.entities import ENTITIES, compose_entities, features, plan_catalog
+    from agentworld_gym.discovery.pool import MAX_OVERLAP, OverlapIndex, features_of
+
+    draft = compose_entities(("pull_requests", "repositories", "code_reviews"), code="L2-17", title="Forge", about="Code hosting.",
+                             theme_id="forge", label="x")
+    spec = draft.to_spec()
+    assert [t.name for t in spec.tables] == ["repositories", "pull_requests", "code_reviews"]
+    assert [c.arg for t in spec.tables for c in t.columns if c.gen == "fk"] == ["repositories", "pull_requests"]
+    assert features_of(spec) == features(("pull_requests", "repositories", "code_reviews"))
+    assert "Forge (Code hosting)" in spec.description
+    profiles = tmp_path / "profiles.jsonl"
+    rows = [{"id": f"s{i}", "name": f"org/git-forge-{i}", "description": "Manage GitHub repositories, pull requests, commits, branches "
+             "and code reviews.", "category": "Version Control"} for i in range(12)]
+    rows.append({"id": "w", "name": "Weather Now", "description": "Hello there.", "category": "Weather"})  # calls for nothing
+    profiles.write_text("\n".join(json.dumps(r) for r in rows))
+    index = OverlapIndex({"taken": features(("repositories", "pull_requests", "commits", "branches"))})
+    plan = plan_catalog(profiles, index, {"git-forge-0"})
+    ids = [tid for tid, _, _ in plan]
+    assert ids and "git-forge-0" not in ids and "weather-now" not in ids
+    for n, (tid, src, ref) in enumerate(plan):
+        feats = set(features(ref["entities"]))
+        others = [features(r["entities"]) for _, _, r in plan[:n]] + [index.sets[0]]
+        assert all(len(feats & set(o)) / len(feats | set(o)) < MAX_OVERLAP for o in others), tid
+        assert all(k in ENTITIES for k in src.entities) and src.code
+
+
+def test_composed_catalog_themes_are_distinct_and_the_frozen_suite_themes_keep_their_recipes():
+    from agentworld_gym.discovery.entities import features
+    from agentworld_gym.discovery.pool import FROZEN, MAX_OVERLAP, OverlapIndex
+
+    rows = json.loads(catalog.INDEX_PATH.read_text())["themes"]
+    heldout = {p.stem for p in (Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "heldout").glob("*.jsonl")}
+    assert heldout == FROZEN
+    assert {r[0] for r in rows if r[3] == "catalog" and not isinstance(r[4], dict)} == FROZEN  # archetype variants only where frozen
+    index = OverlapIndex()
+    composed = [r for r in rows if isinstance(r[4], dict)]
+    assert len(composed) >= 1000
+    for r in composed:
+        feats = features(r[4]["entities"])
+        assert index.nearest(feats)[1] < MAX_OVERLAP, r[0]
+        index.add(r[0], feats)

@@ -64,6 +64,12 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
             # (read, list, search, write its own records), so its tasks can chain three or more calls
             names = {t["name"] for t in templates}
             templates += [{**t, "companion": True} for t in plan_tools(spec, rng) if t["name"] not in names]
+    elif src.entities:
+        from .entities import compose_entities
+
+        draft = compose_entities(src.entities, code=code, title=src.name, about=src.description, theme_id=theme_id, label=src.label)
+        spec = draft.to_spec()
+        templates, skipped = plan_tools(spec, rng), []
     else:
         name = src.name if src.kind != "catalog" else None
         draft = compose(code, src.variant, name=name, theme_id=theme_id, source=src.kind,

@@ -1,6 +1,9 @@
-"""The built-in pool: composed catalog themes for all 50 L2 categories plus themes derived from real
-Toucan MCP servers (facts only: names, labels, parameter schemas), built and validated once into a
-compact index (envs/data/pool_index.json) from which every theme is rebuilt on demand."""
+"""The built-in pool: catalog themes composed from the domain entities real MCP server profiles call
+for (TensorBlock catalogue, name and description; see `entities`), themes derived from real Toucan MCP
+servers (facts only: names, labels, parameter schemas), and the archetype-variant themes the frozen
+held-out suite plays, built and validated once into a compact index (envs/data/pool_index.json) from
+which every theme is rebuilt on demand. No two kept themes (frozen ones aside) share >= MAX_OVERLAP of
+their {table.column} sets."""
 
 from __future__ import annotations
 
@@ -93,6 +96,8 @@ def schema_fingerprint(spec) -> str:
 def recipe_source(entry: list, facts: list[list] | None = None) -> Source:
     """The Source a pool index entry was built from."""
     tid, code, _label, source, ref = entry[:5]
+    if source == "catalog" and isinstance(ref, dict):  # composed from domain entities (discovery.entities)
+        return Source(ref["name"], "catalog", (), ref["about"], None, f"catalog:{tid}", code=code, entities=tuple(ref["entities"]), label=ref["label"])
     if source == "catalog":
         return Source(f"{code}#{ref}", "catalog", (), "", None, f"catalog:{code}:{ref}", code=code, variant=int(ref))
     return source_from_fact((facts or load_facts())[int(ref)], code)
@@ -109,44 +114,61 @@ def taken_ids() -> set[str]:
     return {k.split("/", 1)[1].rsplit("-v", 1)[0] for k in gym.registry if k.startswith("AgentWorld/")} - set(catalog._ROWS)
 
 
-def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir: Path = DATA, limit: int | None = None, progress: bool = True,
-               work_dir: str | Path | None = None) -> dict:
-    """Run the pipeline over the catalog and the Toucan facts; write the index. Resumable through
-    a JSONL journal next to the index (one line per finished theme)."""
-    from tqdm import tqdm
+# The composed themes the frozen held-out suite (benchmarks/suites/heldout) plays: they keep their
+# archetype-variant recipe so their worlds and tools stay byte-identical; every other catalog theme
+# is composed from domain entities (discovery.entities).
+FROZEN = frozenset((
+    "air-quality-monitor-5", "artist-archive-5", "budget-planner-4", "calculator-workspace-1", "chart-builder-3", "collection-browser-6",
+    "community-forum-3", "compound-database-2", "concert-guide-5", "conference-proceedings-index-4", "creator-analytics-4", "decision-journal-3",
+    "deployment-tracker-2", "download-manager-3", "ev-charging-network-1", "expense-ledger-5", "exploit-database-4", "fine-tune-job-tracker-1",
+    "fleet-tracker-6", "framework-docs-browser-4", "gallery-exhibition-planner-5", "goal-planner-4", "h-index-tracker-6", "habit-tracker-3",
+    "image-generator-studio-4", "intrusion-alert-desk-3", "journal-browser-3", "market-pulse-board-4", "meeting-scheduler-3",
+    "metadata-harvester-5", "multi-agent-chat-room-2", "node-monitor-1", "pharmacy-refill-service-5", "physics-constants-table-4",
+    "place-finder-6", "portfolio-tracker-6", "press-release-wire-4", "protein-browser-3", "release-manager-2", "reminder-service-2",
+    "replica-monitor-5", "route-planner-1", "session-recorder-2", "sitemap-crawler-6", "smart-contract-inspector-2", "social-feed-manager-4",
+    "spreadsheet-manager-4", "storage-bucket-manager-2", "symbolic-algebra-notebook-1", "team-messenger-1", "template-gallery-5",
+    "test-coverage-board-6", "transit-planner-1", "trend-dashboard-6", "visual-regression-board-3", "vulnerability-scanner-2",
+    "wallet-manager-1", "web-search-console-1", "wiki-workspace-3", "wireframe-board-6",
+))
+MAX_OVERLAP = 0.6  # a theme stays only if its nearest neighbour's {table.column} Jaccard is below this
 
-    from ..envs import taxonomy
+
+def base_jobs(facts: list[list], per_l2: int = PER_L2, data_dir: Path = DATA) -> tuple[list[tuple[str, Source, str]], set[str]]:
+    """The frozen composed themes and every Toucan server, with the ids they have always had (an id
+    in the committed index wins; the retired archetype variants still reserve theirs); returns (jobs, ids used)."""
     from .mapping import map_to_taxonomy
-    from .pipeline import prepare_id, run_source, write_json_atomic
+    from .pipeline import prepare_id
     from .sources import catalog_sources
 
-    data_dir.mkdir(parents=True, exist_ok=True)
-    if toucan:
-        facts = extract_toucan_facts(toucan)
-        with gzip.open(data_dir / FACTS, "wt", encoding="utf-8", compresslevel=9) as f:
-            json.dump(facts, f, separators=(",", ":"))
-    facts = load_facts(data_dir)
     jobs = []
     used = taken_ids()
     for src in catalog_sources(per_l2):
         tid = prepare_id(src)
         used.add(tid)
-        jobs.append((tid, src, str(src.variant)))
+        if tid in FROZEN:
+            jobs.append((tid, src, str(src.variant)))
+    before = {}
+    if (data_dir / INDEX).exists():
+        before = {t[4]: t[0] for t in json.loads((data_dir / INDEX).read_text(encoding="utf-8"))["themes"] if t[3] == "toucan"}
     for i, fact in enumerate(facts):
         src = source_from_fact(fact)
         src.code = map_to_taxonomy(src.name, src.labels, "", [t["name"] for t in src.tools])[0]
-        base = tid = slugify(src.name)
+        base = tid = before.get(str(i)) if before.get(str(i)) not in used else slugify(src.name)
         n = 2
         while tid in used:
             tid, n = f"{base}-{n}", n + 1
         used.add(tid)
         jobs.append((tid, src, str(i)))
-    if limit:
-        jobs = jobs[:limit]
+    return jobs, used
+
+
+def journal_path(data_dir: Path = DATA) -> Path:
     from ..world import cache_dir
 
-    journal = Path(work_dir) if work_dir else cache_dir() / "pool-build" / f"{data_dir.resolve().as_posix().replace('/', '_')}.jsonl"
-    journal.parent.mkdir(parents=True, exist_ok=True)
+    return cache_dir() / "pool-build" / f"{data_dir.resolve().as_posix().replace('/', '_')}.jsonl"
+
+
+def read_journal(journal: Path) -> dict[str, dict]:
     done = {}
     if journal.exists():
         for line in journal.read_text(encoding="utf-8").splitlines():
@@ -155,32 +177,131 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
                 done[rec["id"]] = rec
             except (json.JSONDecodeError, KeyError):
                 continue  # a torn last line from an interrupted run is redone
+    return done
+
+
+def features_of(spec) -> list[str]:
+    """A theme's {table.column} set (primary keys left out): what the overlap measure compares."""
+    return sorted(f"{t.name}.{c.name}" for t in spec.tables for c in t.columns[1:])
+
+
+def run_jobs(jobs: list[tuple[str, Source, str]], journal: Path, done: dict[str, dict], desc: str, progress: bool = True) -> None:
+    """Run the pipeline for every job not in the journal yet, appending one line per finished theme."""
+    from tqdm import tqdm
+
+    from .pipeline import run_source
+
+    journal.parent.mkdir(parents=True, exist_ok=True)
     with journal.open("a", encoding="utf-8") as log:
-        for tid, src, ref in tqdm(jobs, desc="pool", unit="theme", disable=not progress):
+        for tid, src, ref in tqdm(jobs, desc=desc, unit="theme", disable=not progress):
             if tid in done:
                 continue
             res = run_source(src, tid)
             rec = {"id": tid, "ok": res.ok, "reason": res.reason, "code": src.code, "label": res.spec.label if res.spec else "",
                    "source": src.kind, "ref": ref, "tools": [t["name"] for t in res.templates], "pass_rate": round(res.pass_rate, 4),
                    "tested": len(res.reports), "tests": sum(r.tests for r in res.reports), "passed": sum(r.passed for r in res.reports),
-                   "fp": schema_fingerprint(res.spec) if res.spec else "", "skipped": [[s.tool, s.reason] for s in res.skipped],
+                   "fp": schema_fingerprint(res.spec) if res.spec else "", "features": features_of(res.spec) if res.spec else [],
+                   "skipped": [[s.tool, s.reason] for s in res.skipped],
                    "kinds": {r.name: r.kind for r in res.reports}, "kept_tools": [r.name for r in res.reports if r.kept],
                    "seconds": round(res.seconds, 3)}
             log.write(json.dumps(rec) + "\n")
             log.flush()
             done[tid] = rec
-    records = [done[tid] for tid, _, _ in jobs if tid in done]
+
+
+def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir: Path = DATA, limit: int | None = None, progress: bool = True,
+               work_dir: str | Path | None = None, profiles: str | Path | None = None) -> dict:
+    """Run the pipeline over the frozen themes, the Toucan facts and the entity-composed catalog
+    (planned from real server profiles so no two themes overlap >= MAX_OVERLAP); write the index.
+    Resumable through a JSONL journal (one line per finished theme)."""
+    from ..envs import taxonomy
+    from .entities import PROFILES, plan_catalog
+    from .pipeline import write_json_atomic
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if toucan:
+        facts = extract_toucan_facts(toucan)
+        with gzip.open(data_dir / FACTS, "wt", encoding="utf-8", compresslevel=9) as f:
+            json.dump(facts, f, separators=(",", ":"))
+    facts = load_facts(data_dir)
+    jobs, used = base_jobs(facts, per_l2, data_dir)
+    if limit:
+        jobs = jobs[:limit]
+    journal = Path(work_dir) if work_dir else journal_path(data_dir)
+    done = read_journal(journal)
+    run_jobs(jobs, journal, done, "pool: frozen + toucan", progress)
+    # near-duplicates (one server forked under several names): keep the one with the most tools
+    fixed = flagship_features()
+    kept_jobs = [j for j in jobs if done.get(j[0], {}).get("ok")]
+    kept_jobs.sort(key=lambda j: (j[0] not in FROZEN, -len(done[j[0]]["tools"]), j[0]))
+    merged: dict[str, str] = {}
+    index = OverlapIndex(fixed)
+    for tid, _, _ in kept_jobs:
+        hit = index.nearest(done[tid]["features"])
+        if tid not in FROZEN and hit[1] >= MAX_OVERLAP:
+            merged[tid] = hit[0]
+            continue
+        index.add(tid, done[tid]["features"])
+    covered = {done[tid]["code"] for tid in index.ids if tid in done}
+    if not Path(profiles or PROFILES).exists():
+        from ..errors import ConfigError
+
+        raise ConfigError(f"Expected the TensorBlock server profiles the catalog is composed from at {profiles or PROFILES}, got no file. "
+                          "Pass profiles=PATH (tensorblock_mcp_profiles.jsonl from ../shared/data/catalogs).")
+    cat_jobs = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, limit=limit, covered=covered)
+    run_jobs(cat_jobs, journal, done, "pool: composed catalog", progress)
+    order = [j[0] for j in kept_jobs if j[0] not in merged] + [j[0] for j in cat_jobs]
+    records = [done[tid] for tid in order if tid in done]
     themes = [[r["id"], r["code"], r["label"], r["source"], r["ref"], r["tools"], r["pass_rate"], r["fp"]] for r in records if r["ok"]]
-    tests = sum(r["tests"] for r in records)
-    stats = {"themes": len(themes), "tools": sum(len(t[5]) for t in themes), "dropped": sum(not r["ok"] for r in records),
-             "tools_tested": sum(r["tested"] for r in records), "tests": tests,
-             "tool_test_pass_rate": round(sum(r["passed"] for r in records) / tests, 4) if tests else 0.0,
+    all_records = [done[j[0]] for j in jobs + cat_jobs if j[0] in done]
+    tests = sum(r["tests"] for r in all_records)
+    stats = {"themes": len(themes), "tools": sum(len(t[5]) for t in themes), "dropped": sum(not r["ok"] for r in all_records),
+             "merged_near_duplicates": dict(sorted(merged.items())), "tools_tested": sum(r["tested"] for r in all_records), "tests": tests,
+             "tool_test_pass_rate": round(sum(r["passed"] for r in all_records) / tests, 4) if tests else 0.0,
              "l2": len({t[1] for t in themes}), "l1": len({taxonomy.L2[t[1]].parent for t in themes}),
-             "fingerprints": len({t[7] for t in themes}), "build_seconds": round(sum(r["seconds"] for r in records), 1),
-             **class_report(records)}
+             "fingerprints": len({t[7] for t in themes}), "build_seconds": round(sum(r["seconds"] for r in all_records), 1),
+             **class_report(all_records)}
     write_json_atomic(data_dir / INDEX, {"version": 1, "stats": stats, "columns": ["id", "l2", "l3", "source", "ref", "tools", "pass_rate", "fp"],
                                          "themes": themes})
     return stats
+
+
+def flagship_features() -> dict[str, list[str]]:
+    """{flagship id: its {table.column} set} (flagship worlds are fixed; the pool keeps clear of them)."""
+    from ..envs import FLAGSHIPS, get_theme
+
+    return {tid: features_of(get_theme(tid).spec) for tid in FLAGSHIPS}
+
+
+class OverlapIndex:
+    """{table.column} sets with an inverted index: the nearest neighbour (Jaccard) of a new set."""
+
+    def __init__(self, items=()):
+        self.sets: list[set[str]] = []
+        self.ids: list[str] = []
+        self.postings: dict[str, list[int]] = {}
+        for tid, feats in (items.items() if isinstance(items, dict) else items):
+            self.add(tid, feats)
+
+    def add(self, tid: str, feats) -> None:
+        s = set(feats)
+        for f in s:
+            self.postings.setdefault(f, []).append(len(self.sets))
+        self.sets.append(s)
+        self.ids.append(tid)
+
+    def nearest(self, feats) -> tuple[str, float]:
+        s = set(feats)
+        shared: dict[int, int] = {}
+        for f in s:
+            for j in self.postings.get(f, ()):
+                shared[j] = shared.get(j, 0) + 1
+        best = ("", 0.0)
+        for j, n in shared.items():
+            jac = n / (len(s) + len(self.sets[j]) - n)
+            if jac > best[1]:
+                best = (self.ids[j], jac)
+        return best
 
 
 def class_report(records: list[dict]) -> dict:

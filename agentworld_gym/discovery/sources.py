@@ -18,11 +18,13 @@ class Source:
     name: str
     kind: str  # toucan | bfcl | tools | tensorblock | catalog
     labels: tuple[str, ...] = ()
-    description: str = ""  # used for taxonomy mapping only; never copied into a theme
+    description: str = ""  # taxonomy mapping; a composed catalog theme also states it as what its server is about
     tools: list[dict] | None = None  # [{"name", "description", "parameters"}] when the source has real tool schemas
     ref: str = ""  # where it came from (file:line)
     code: str | None = None  # an L2 code when the source already knows it (catalog)
     variant: int = 0
+    entities: tuple[str, ...] = ()  # a composed catalog theme's entity keys (discovery.entities)
+    label: str = ""  # its L3 label
 
 
 @dataclass
