@@ -111,10 +111,13 @@ def start_tools(theme: Theme) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def start_weights(theme: Theme) -> tuple[tuple[str, ...], np.ndarray]:
-    """Every tool a walk may start at, with its weight (the paper's start tools weigh more)."""
+def start_weights(theme: Theme, relay: bool = False) -> tuple[tuple[str, ...], np.ndarray]:
+    """Every tool a walk may start at, with its weight (the paper's start tools weigh more); `relay`: a
+    walk that goes on starts at a tool that can pass a key on (`relays`), if the theme has one."""
     paper = set(start_tools(theme))
     names = [t.name for t in theme.toolset if t.produces and not t.writes]
+    if relay:
+        names = [n for n in names if n in relays(theme)] or names
     names = names or [t.name for t in theme.toolset if not t.writes] or [t.name for t in theme.toolset]
     w = np.array([PAPER_START_WEIGHT if n in paper else 1.0 for n in names])
     return tuple(names), w / w.sum()
@@ -241,6 +244,17 @@ def _tool_keys(theme: Theme, name: str) -> frozenset:
     return frozenset(k for p in theme.toolset[name].consumes if (k := theme.key_of(p)))
 
 
+@lru_cache(maxsize=4096)
+def relays(theme: Theme) -> frozenset:
+    """Read tools whose metadata says they can pass a new key on: a record output (not a list) holding a
+    key the tool was not given that some tool takes. Only these can sit mid-chain and be needed."""
+    from .programmatic import output_kind
+
+    consumed = _consumed_keys(theme)
+    return frozenset(t.name for t in theme.toolset if not t.writes and output_kind(t) in (dict, None)
+                     and ({theme.key_of(k) or k for k in t.produces} - _tool_keys(theme, t.name)) & consumed)
+
+
 class _Walk:
     """One attempt: the calls made so far on a private copy, and how each argument was obtained."""
 
@@ -265,26 +279,34 @@ class _Walk:
         data = self.run.results[j].data
         return isinstance(data, dict) or (isinstance(data, list) and len(data) == 1)
 
-    def feeder(self) -> Callable[[Tool], bool] | None:
-        """A test for tools that can take a key from a read whose result nothing has used yet (every
-        lookup must be used); None when no such read is waiting."""
-        used = {j for refs in self.refs for j in refs.values()}
-        outputs = self.outputs
-        waiting = [j for j, c in enumerate(self.run.calls) if j not in used and not self.theme.toolset[c.name].writes and self._source(j)]
-        keys = {k for j in waiting for k in _consumed_keys(self.theme) if find_key(outputs[j], k)}
-        if not keys:
+    def waiting(self) -> int | None:
+        """The read whose result nothing has used yet, if any: the next call must use it (every lookup
+        is needed by construction). Only the latest call can be waiting, since each call uses the one before."""
+        j = len(self.run.calls) - 1
+        if j < 0 or self.theme.toolset[self.run.calls[j].name].writes or any(j in refs.values() for refs in self.refs):
             return None
-        return lambda t: bool(_tool_keys(self.theme, t.name) & keys)
+        return j
 
-    def fill(self, t: Tool) -> tuple[dict, dict] | None:
+    def news(self, j: int) -> frozenset:
+        """The entity keys call j's output holds a value for that no call up to j was given (what a later
+        call can take from it)."""
+        if not self._source(j):
+            return frozenset()
+        known, data = self._known_before(j), self.run.results[j].data
+        return frozenset(k for k in _consumed_keys(self.theme) if (f := find_key(data, k)) is not None and f[1] not in known)
+
+    def fill(self, t: Tool, feed: int | None = None) -> tuple[dict, dict] | None:
+        """Arguments for `t` and, per argument taken from an earlier output, that call's index. With
+        `feed`, that call's output is tried first and must supply at least one argument (else None)."""
         args: dict[str, Any] = {}
         refs: dict[str, int] = {}
         required = set(t.parameters.get("required", ()))
         outputs = self.outputs
+        order = range(len(outputs) - 1, -1, -1) if feed is None else [feed, *(j for j in range(len(outputs) - 1, -1, -1) if j != feed)]
         for p, prop in t.parameters.get("properties", {}).items():
             key = self.theme.key_of(p) if p in t.consumes else None
             if key:
-                for j in range(len(outputs) - 1, -1, -1):
+                for j in order:
                     found = find_key(outputs[j], key) if self._source(j) else None
                     # a value call j was given is no news from it: the user states it, call j is not needed for it
                     if found is not None and found[1] not in args.values() and found[1] not in self._known_before(j):
@@ -309,31 +331,39 @@ class _Walk:
             if where is not None:
                 self.given.append((humanize(p), *where, args[p]))
                 self.unique.append((*where, args[p]))
+        if feed is not None and feed not in refs.values():
+            return None
         return args, refs
 
-    def step(self, t: Tool) -> bool:
-        """Fill and run one call; on failure the call is forgotten (a failed write changed nothing)."""
+    def step(self, t: Tool, feeds_next: bool = False) -> bool:
+        """Fill and run one call (taking the waiting read's result, if any); on failure the call is
+        forgotten (a failed write changed nothing). With `feeds_next`, a read must give a result a
+        later call can take a key from (else a later call could not need it)."""
         marks = len(self.given), len(self.unique)
-        filled = self.fill(t)
+        filled = self.fill(t, self.waiting())
         if filled is not None:
             result = self.run.call(t.name, filled[0])
             if result.ok and result.data not in (None, [], {}):
                 self.refs.append(filled[1])
-                return True
+                if not (feeds_next and not t.writes and not self.news(len(self.run.calls) - 1)):
+                    return True
+                del self.refs[-1]  # a read: forgetting it leaves the copy as it was
             del self.run.calls[-1], self.run.results[-1]
         del self.given[marks[0]:], self.unique[marks[1]:]
         return False
 
 
 def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, used: set, writes: bool | None,
-               feed: Callable[[Tool], bool] | None = None) -> str | None:
+               feed: frozenset | None = None, theme: Theme | None = None, relay: bool = False) -> str | None:
     """Weight-biased choice of the next tool; `writes` True/False restricts to write/read tools, and
-    `feed` (when some tool passes it) to tools that can use a result nothing has used yet."""
+    `feed` (the keys a waiting read's result holds) to tools that take one of them: None when no tool can.
+    `relay`: a call a later one must use; reads that cannot pass a key on (`relays`) are left out."""
     names = [n for n in edges if writes is None or tools[n].writes == writes]
-    fresh = [n for n in names if n not in used]
-    names = fresh or names  # repeat a tool only when the theme has no other
     if feed is not None:
-        names = [n for n in names if feed(tools[n])] or names
+        names = [n for n in names if _tool_keys(theme, n) & feed]
+    if relay:
+        names = [n for n in names if tools[n].writes or n in relays(theme)]
+    names = [n for n in names if n not in used] or names  # repeat a tool only when the theme has no other
     if not names:
         return None
     w = np.array([edges[n] for n in names], float) ** lv.sharpness
@@ -349,7 +379,6 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
     rng = np.random.default_rng([seed, difficulty, db_seed, 7919])
     fx = facts(theme, db_seed)
     graph = dependency_graph(theme)
-    names, weights = start_weights(theme)
     tools = theme.toolset.tools
     has_writes = any(t.writes for t in tools.values())
     problems: list[str] = []
@@ -363,12 +392,15 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
                 restrict = True if (i + 1 == length and need_write) else (None if need_write else False)
                 for _ in range(RETRIES):  # a step that fails is redrawn; the chain so far is kept
                     if previous is None:
+                        names, weights = start_weights(theme, relay=length > 1)
                         current = names[int(rng.choice(len(names), p=weights))]
                     else:
-                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, walk.feeder())
+                        waiting = walk.waiting()
+                        feed = walk.news(waiting) if waiting is not None else None
+                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, feed, theme, i + 1 < length)
                         if current is None:
                             break
-                    if walk.step(tools[current]):
+                    if walk.step(tools[current], feeds_next=i + 1 < length):
                         break
                 else:
                     current = None
