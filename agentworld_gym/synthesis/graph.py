@@ -111,13 +111,14 @@ def start_tools(theme: Theme) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def start_weights(theme: Theme, relay: bool = False) -> tuple[tuple[str, ...], np.ndarray]:
+def start_weights(theme: Theme, relay: bool = False, want: tuple[int, ...] = ()) -> tuple[tuple[str, ...], np.ndarray]:
     """Every tool a walk may start at, with its weight (the paper's start tools weigh more); `relay`: a
-    walk that goes on starts at a tool that can pass a key on (`relays`), if the theme has one."""
+    walk that goes on starts at a tool that can pass a key on (`relays`), if the theme has one, and whose
+    chain reaches the first length of `want` any reaches (`chain_depth`)."""
     paper = set(start_tools(theme))
     names = [t.name for t in theme.toolset if t.produces and not t.writes]
     if relay:
-        names = [n for n in names if n in relays(theme)] or names
+        names = _deep_enough([n for n in names if n in relays(theme)], chain_depth(theme), want) or names
     names = names or [t.name for t in theme.toolset if not t.writes] or [t.name for t in theme.toolset]
     w = np.array([PAPER_START_WEIGHT if n in paper else 1.0 for n in names])
     return tuple(names), w / w.sum()
@@ -208,15 +209,22 @@ def lookalikes(fx: Facts, given: list[tuple]) -> int:
 
 
 FEW_VALUES = 8  # a field whose column holds this few distinct values is guessed right at least 1 time in 8
+COMMON_SHARE = 0.05  # a value held by this share of its column's rows is what a guesser tries first
 
 
 def _few_values(fx: Facts, name: str, value: Any) -> bool:
-    """A yes/no field, or one whose column holds only a few values (a status): a guess among them is too
-    likely to be right for it to be an answer."""
+    """A yes/no field, one whose column holds only a few values (a status), or a value common in its column
+    (a default date, a usual count): a guess is too likely to be right for it to be an answer."""
     if isinstance(value, bool):
         return True
     where = fx.column_of(name)
-    return where is not None and len(fx.values(*where)) <= FEW_VALUES
+    return where is not None and (len(fx.values(*where)) <= FEW_VALUES or fx.share(*where, value) >= COMMON_SHARE)
+
+
+def few_items(n: int) -> bool:
+    """A count of this few items is a guess among few values (lists in a world mostly hold a handful of
+    items, so small counts repeat across tasks): like a few-valued field, it is not used as an answer."""
+    return n <= FEW_VALUES
 
 
 def task_id(theme: Theme, kind: str, difficulty: int, seed: int, db_seed: int, body: str) -> str:
@@ -253,6 +261,31 @@ def relays(theme: Theme) -> frozenset:
     consumed = _consumed_keys(theme)
     return frozenset(t.name for t in theme.toolset if not t.writes and output_kind(t) in (dict, None)
                      and ({theme.key_of(k) or k for k in t.produces} - _tool_keys(theme, t.name)) & consumed)
+
+
+@lru_cache(maxsize=4096)
+def chain_depth(theme: Theme) -> dict[str, int]:
+    """{tool: the most calls a chain of needed calls starting at it can have}, by metadata: a relay passes a
+    key on to a tool that takes it; any other tool ends its chain (capped at MAX_DEPTH)."""
+    relay = relays(theme)
+    passes = {n: ({theme.key_of(k) or k for k in theme.toolset[n].produces} - _tool_keys(theme, n)) for n in relay}
+    takers = {n: [b.name for b in theme.toolset if b.name != n and _tool_keys(theme, b.name) & passes[n]] for n in relay}
+    depth = dict.fromkeys((t.name for t in theme.toolset), 1)
+    for _ in range(MAX_DEPTH):
+        depth = {n: min(MAX_DEPTH, 1 + max((depth[b] for b in takers[n]), default=0)) if n in relay else 1 for n in depth}
+    return depth
+
+
+MAX_DEPTH = 6
+
+
+def _deep_enough(names: list[str], depth: dict[str, int], want: tuple[int, ...]) -> list[str]:
+    """The names whose chains reach the first length of `want` any of them reaches (all names if none does)."""
+    for d in want:
+        deep = [n for n in names if depth[n] >= d]
+        if deep:
+            return deep
+    return names
 
 
 class _Walk:
@@ -354,15 +387,21 @@ class _Walk:
 
 
 def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, used: set, writes: bool | None,
-               feed: frozenset | None = None, theme: Theme | None = None, relay: bool = False) -> str | None:
+               feed: frozenset | None = None, theme: Theme | None = None, relay: bool = False, failed: frozenset = frozenset(),
+               want: tuple[int, ...] = ()) -> str | None:
     """Weight-biased choice of the next tool; `writes` True/False restricts to write/read tools, and
     `feed` (the keys a waiting read's result holds) to tools that take one of them: None when no tool can.
-    `relay`: a call a later one must use; reads that cannot pass a key on (`relays`) are left out."""
-    names = [n for n in edges if writes is None or tools[n].writes == writes]
+    `relay`: a call a later one must use; reads that cannot pass a key on (`relays`) are left out.
+    `failed`: tools that already failed at this position (with a key from the chain they would fail again)."""
+    names = [n for n in edges if (writes is None or tools[n].writes == writes) and n not in failed]
     if feed is not None:
         names = [n for n in names if _tool_keys(theme, n) & feed]
     if relay:
         names = [n for n in names if tools[n].writes or n in relays(theme)]
+    if want:  # reads whose chains can still reach the walk's length (or at least the level's minimum)
+        depth = chain_depth(theme)
+        reads = _deep_enough([n for n in names if not tools[n].writes], depth, want)
+        names = [n for n in names if tools[n].writes or n in reads]
     names = [n for n in names if n not in used] or names  # repeat a tool only when the theme has no other
     if not names:
         return None
@@ -370,42 +409,52 @@ def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, us
     return names[int(rng.choice(len(names), p=w / w.sum()))]
 
 
-def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True) -> Task:
+def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,
+                          answers_only: bool = False) -> Task:
     """One verified graph task for `theme` at `difficulty`, deterministic in `seed`.
 
-    Bounded: at most `attempts` walks. Raises TaskError when none gives a valid task.
+    Bounded: at most `attempts` walks. Raises TaskError when none gives a valid task. `answers_only`:
+    no writes (the tasks `answer_prior` samples: only tasks that change nothing are guessed).
     """
     lv = level(difficulty)
     rng = np.random.default_rng([seed, difficulty, db_seed, 7919])
     fx = facts(theme, db_seed)
     graph = dependency_graph(theme)
     tools = theme.toolset.tools
-    has_writes = any(t.writes for t in tools.values())
+    writers = [n for n, t in tools.items() if t.writes]
+    has_writes = bool(writers)
     problems: list[str] = []
     for _ in range(attempts):
         length = int(rng.integers(lv.calls[0], lv.calls[1] + 1))
-        need_write = has_writes and length > 1 and rng.random() < lv.writes
+        need_write = has_writes and length > 1 and rng.random() < lv.writes and not answers_only
         walk = _Walk(theme, fx, rng)
         try:
             previous, ok = None, True
             for i in range(length):
                 restrict = True if (i + 1 == length and need_write) else (None if need_write else False)
+                failed: set[str] = set()
                 for _ in range(RETRIES):  # a step that fails is redrawn; the chain so far is kept
-                    if previous is None:
-                        names, weights = start_weights(theme, relay=length > 1)
+                    want = (length - i, max(min(lv.calls[0], MIN_NEEDED_CALLS) - i, 1))  # calls still to come, counting this one
+                    if previous is None and need_write and rng.random() < 0.5:
+                        # a request that needs no lookup may open a write task (chains mostly end at a few writes)
+                        current = writers[int(rng.integers(len(writers)))]
+                    elif previous is None:
+                        names, weights = start_weights(theme, relay=length > 1, want=want)
                         current = names[int(rng.choice(len(names), p=weights))]
                     else:
                         waiting = walk.waiting()
                         feed = walk.news(waiting) if waiting is not None else None
-                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, feed, theme, i + 1 < length)
+                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, feed, theme,
+                                             i + 1 < length, frozenset(failed) if feed else frozenset(), want)
                         if current is None:
                             break
                     if walk.step(tools[current], feeds_next=i + 1 < length):
                         break
+                    failed.add(current)
                 else:
                     current = None
-                if current is None:
-                    ok = False
+                if current is None:  # the chain cannot go on: a walk long enough for the level ends here
+                    ok = i >= min(lv.calls[0], MIN_NEEDED_CALLS)
                     break
                 if previous is not None:
                     walk.edge_kinds.append(graph[previous][current])
@@ -537,7 +586,7 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     if one:  # a list of one: ask about the record (its count, 1, is what a guesser says first)
         out = out[0]
     if isinstance(out, list) and not last.writes:
-        if not capped(last, calls[-1].arguments, out) and all(isinstance(x, dict) for x in out):
+        if not capped(last, calls[-1].arguments, out) and not few_items(len(out)) and all(isinstance(x, dict) for x in out):
             key = next((theme.key_of(k) for k in last.produces if find_key(out, theme.key_of(k) or k)), None)
             noun = W.plural(noun_of(key)) if key else "items"
             answer, answer_type, path = len(out), "number", [n, "#count"]
