@@ -215,8 +215,8 @@ COMMON_SHARE = 0.05  # a value held by this share of its column's rows is what a
 def _few_values(fx: Facts, name: str, value: Any) -> bool:
     """A yes/no field, one whose column holds only a few values (a status), or a value common in its column
     (a default date, a usual count): a guess is too likely to be right for it to be an answer."""
-    if isinstance(value, bool):
-        return True
+    if isinstance(value, bool) or (isinstance(value, (int, float)) and value == int(value) and few_items(abs(int(value)))):
+        return True  # a yes/no, or a small whole number (a count field): few values to guess among
     where = fx.column_of(name)
     return where is not None and (len(fx.values(*where)) <= FEW_VALUES or fx.share(*where, value) >= COMMON_SHARE)
 

@@ -359,6 +359,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     answer, trace, ok = execute(theme, program, run)
     if not ok or answer in (None, [], 0) and op == "write":
         return None
+    if op == "sum" and isinstance(answer, (int, float)) and answer == int(answer) and few_items(abs(int(answer))):
+        return None  # a small whole total is a guess among few values, like a small count
     if isinstance(answer, list):
         answer = [W.show(a) if not isinstance(a, str) else a for a in answer]
     tables, final = (), None
