@@ -32,12 +32,13 @@ PRIOR_REPEATS = 2  # an answer seen this often in that sample is one a guesser w
 
 
 def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str = "graph", db_seed: int = 0,
-                    *, check: bool = True, fallback: bool = False, attempts: int = 60) -> Task:
+                    *, check: bool = True, fallback: bool = False, attempts: int = 60, answers_only: bool = False) -> Task:
     """One verified task, deterministic in (theme, difficulty, seed, kind, db_seed).
 
     Bounded: each kind tries at most `attempts` candidates. When none is valid a TaskError says so;
     with `fallback=True` the next lower difficulty is tried instead (the task's
     `features["requested_difficulty"]` records what was asked for), down to level 1.
+    `answers_only` makes only tasks that change nothing (what `answer_prior` samples).
     """
     if kind not in KINDS:
         raise TaskError(f"Expected kind in {KINDS}, got {kind!r}.")
@@ -53,7 +54,8 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
             make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
             try:
                 # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more
-                task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), check=check)
+                task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), check=check,
+                            answers_only=answers_only)
             except TaskError as exc:
                 errors.append(str(exc))
                 continue
@@ -96,6 +98,7 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
                 problems.append("a gold lookup's result is never used")
         if task.answer_type != "none" and not answers_match(task.answer, answer, task.answer_type, task.tolerance):
             problems.append("gold replay gives a different answer")
+        final_rows = None
         if task.state_hash is not None:
             same = reference is not None and run.conn.serialize() == reference
             if not same and fx.state_hash(run.conn, task.state_tables) != task.state_hash:
@@ -103,9 +106,10 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
             initial = fx.initial_hash(task.state_tables)
             if initial == task.state_hash or any(verify(task, nothing, initial, True).passed for nothing in DO_NOTHING):
                 problems.append("a do-nothing attempt passes")
-            if any(fx.state_hash(run.conn, (t,)) == fx.initial_hash((t,)) for t in task.state_tables):
+            final_rows = {t: fx.rows(run.conn, t) for t in task.state_tables}
+            if any(final_rows[t] == fx.initial_rows(t) for t in task.state_tables):
                 problems.append("gold writes cancel each other out")
-    if task.state_hash is not None and not problems and _removable_write(theme, task, fx):
+    if task.state_hash is not None and not problems and _removable_write(theme, task, fx, final_rows):
         problems.append("a gold write can be left out")
     if any(fx.count(*u) != 1 for u in task.features.get("unique", ())):
         problems.append("a value in the instruction matches several rows")
@@ -140,7 +144,7 @@ def _unused_lookup(theme: Theme, task: Task, outputs: list) -> bool:
     return False
 
 
-def _removable_write(theme: Theme, task: Task, fx) -> bool:
+def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
     """A task with several writes whose end state is reached with one of them left out, or with two
     writes on the same entity left out (a write and its undo)."""
     calls = task.solution
@@ -155,7 +159,7 @@ def _removable_write(theme: Theme, task: Task, fx) -> bool:
     for skip in skips:
         with fx.run() as run:
             results = [run.call(c["name"], c.get("arguments", {})) for i, c in enumerate(calls) if i not in skip]
-            if all(r.ok for r in results) and fx.state_hash(run.conn, task.state_tables) == task.state_hash:
+            if all(r.ok for r in results) and fx.same_state(run.conn, final_rows):
                 return True
     return False
 
@@ -186,7 +190,7 @@ def _answer_prior(theme: Theme, level: int, db_seed: int) -> tuple:
     first: dict[str, object] = {}
     for s in range(PRIOR_SAMPLE):
         try:
-            t = synthesize_task(theme, level, 2**30 + s, ("graph", "programmatic")[s % 2], db_seed, attempts=8, check=False)
+            t = synthesize_task(theme, level, 2**30 + s, ("graph", "programmatic")[s % 2], db_seed, attempts=8, check=False, answers_only=True)
         except TaskError:
             continue
         if t.state_hash is None and t.answer_type != "none":

@@ -111,10 +111,14 @@ def start_tools(theme: Theme) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def start_weights(theme: Theme) -> tuple[tuple[str, ...], np.ndarray]:
-    """Every tool a walk may start at, with its weight (the paper's start tools weigh more)."""
+def start_weights(theme: Theme, relay: bool = False, want: tuple[int, ...] = ()) -> tuple[tuple[str, ...], np.ndarray]:
+    """Every tool a walk may start at, with its weight (the paper's start tools weigh more); `relay`: a
+    walk that goes on starts at a tool that can pass a key on (`relays`), if the theme has one, and whose
+    chain reaches the first length of `want` any reaches (`chain_depth`)."""
     paper = set(start_tools(theme))
     names = [t.name for t in theme.toolset if t.produces and not t.writes]
+    if relay:
+        names = _deep_enough([n for n in names if n in relays(theme)], chain_depth(theme), want) or names
     names = names or [t.name for t in theme.toolset if not t.writes] or [t.name for t in theme.toolset]
     w = np.array([PAPER_START_WEIGHT if n in paper else 1.0 for n in names])
     return tuple(names), w / w.sum()
@@ -205,15 +209,22 @@ def lookalikes(fx: Facts, given: list[tuple]) -> int:
 
 
 FEW_VALUES = 8  # a field whose column holds this few distinct values is guessed right at least 1 time in 8
+COMMON_SHARE = 0.05  # a value held by this share of its column's rows is what a guesser tries first
 
 
 def _few_values(fx: Facts, name: str, value: Any) -> bool:
-    """A yes/no field, or one whose column holds only a few values (a status): a guess among them is too
-    likely to be right for it to be an answer."""
-    if isinstance(value, bool):
-        return True
+    """A yes/no field, one whose column holds only a few values (a status), or a value common in its column
+    (a default date, a usual count): a guess is too likely to be right for it to be an answer."""
+    if isinstance(value, bool) or (isinstance(value, (int, float)) and value == int(value) and few_items(abs(int(value)))):
+        return True  # a yes/no, or a small whole number (a count field): few values to guess among
     where = fx.column_of(name)
-    return where is not None and len(fx.values(*where)) <= FEW_VALUES
+    return where is not None and (len(fx.values(*where)) <= FEW_VALUES or fx.share(*where, value) >= COMMON_SHARE)
+
+
+def few_items(n: int) -> bool:
+    """A count of this few items is a guess among few values (lists in a world mostly hold a handful of
+    items, so small counts repeat across tasks): like a few-valued field, it is not used as an answer."""
+    return n <= FEW_VALUES
 
 
 def task_id(theme: Theme, kind: str, difficulty: int, seed: int, db_seed: int, body: str) -> str:
@@ -241,6 +252,42 @@ def _tool_keys(theme: Theme, name: str) -> frozenset:
     return frozenset(k for p in theme.toolset[name].consumes if (k := theme.key_of(p)))
 
 
+@lru_cache(maxsize=4096)
+def relays(theme: Theme) -> frozenset:
+    """Read tools whose metadata says they can pass a new key on: a record output (not a list) holding a
+    key the tool was not given that some tool takes. Only these can sit mid-chain and be needed."""
+    from .programmatic import output_kind
+
+    consumed = _consumed_keys(theme)
+    return frozenset(t.name for t in theme.toolset if not t.writes and output_kind(t) in (dict, None)
+                     and ({theme.key_of(k) or k for k in t.produces} - _tool_keys(theme, t.name)) & consumed)
+
+
+@lru_cache(maxsize=4096)
+def chain_depth(theme: Theme) -> dict[str, int]:
+    """{tool: the most calls a chain of needed calls starting at it can have}, by metadata: a relay passes a
+    key on to a tool that takes it; any other tool ends its chain (capped at MAX_DEPTH)."""
+    relay = relays(theme)
+    passes = {n: ({theme.key_of(k) or k for k in theme.toolset[n].produces} - _tool_keys(theme, n)) for n in relay}
+    takers = {n: [b.name for b in theme.toolset if b.name != n and _tool_keys(theme, b.name) & passes[n]] for n in relay}
+    depth = dict.fromkeys((t.name for t in theme.toolset), 1)
+    for _ in range(MAX_DEPTH):
+        depth = {n: min(MAX_DEPTH, 1 + max((depth[b] for b in takers[n]), default=0)) if n in relay else 1 for n in depth}
+    return depth
+
+
+MAX_DEPTH = 6
+
+
+def _deep_enough(names: list[str], depth: dict[str, int], want: tuple[int, ...]) -> list[str]:
+    """The names whose chains reach the first length of `want` any of them reaches (all names if none does)."""
+    for d in want:
+        deep = [n for n in names if depth[n] >= d]
+        if deep:
+            return deep
+    return names
+
+
 class _Walk:
     """One attempt: the calls made so far on a private copy, and how each argument was obtained."""
 
@@ -265,26 +312,34 @@ class _Walk:
         data = self.run.results[j].data
         return isinstance(data, dict) or (isinstance(data, list) and len(data) == 1)
 
-    def feeder(self) -> Callable[[Tool], bool] | None:
-        """A test for tools that can take a key from a read whose result nothing has used yet (every
-        lookup must be used); None when no such read is waiting."""
-        used = {j for refs in self.refs for j in refs.values()}
-        outputs = self.outputs
-        waiting = [j for j, c in enumerate(self.run.calls) if j not in used and not self.theme.toolset[c.name].writes and self._source(j)]
-        keys = {k for j in waiting for k in _consumed_keys(self.theme) if find_key(outputs[j], k)}
-        if not keys:
+    def waiting(self) -> int | None:
+        """The read whose result nothing has used yet, if any: the next call must use it (every lookup
+        is needed by construction). Only the latest call can be waiting, since each call uses the one before."""
+        j = len(self.run.calls) - 1
+        if j < 0 or self.theme.toolset[self.run.calls[j].name].writes or any(j in refs.values() for refs in self.refs):
             return None
-        return lambda t: bool(_tool_keys(self.theme, t.name) & keys)
+        return j
 
-    def fill(self, t: Tool) -> tuple[dict, dict] | None:
+    def news(self, j: int) -> frozenset:
+        """The entity keys call j's output holds a value for that no call up to j was given (what a later
+        call can take from it)."""
+        if not self._source(j):
+            return frozenset()
+        known, data = self._known_before(j), self.run.results[j].data
+        return frozenset(k for k in _consumed_keys(self.theme) if (f := find_key(data, k)) is not None and f[1] not in known)
+
+    def fill(self, t: Tool, feed: int | None = None) -> tuple[dict, dict] | None:
+        """Arguments for `t` and, per argument taken from an earlier output, that call's index. With
+        `feed`, that call's output is tried first and must supply at least one argument (else None)."""
         args: dict[str, Any] = {}
         refs: dict[str, int] = {}
         required = set(t.parameters.get("required", ()))
         outputs = self.outputs
+        order = range(len(outputs) - 1, -1, -1) if feed is None else [feed, *(j for j in range(len(outputs) - 1, -1, -1) if j != feed)]
         for p, prop in t.parameters.get("properties", {}).items():
             key = self.theme.key_of(p) if p in t.consumes else None
             if key:
-                for j in range(len(outputs) - 1, -1, -1):
+                for j in order:
                     found = find_key(outputs[j], key) if self._source(j) else None
                     # a value call j was given is no news from it: the user states it, call j is not needed for it
                     if found is not None and found[1] not in args.values() and found[1] not in self._known_before(j):
@@ -309,71 +364,97 @@ class _Walk:
             if where is not None:
                 self.given.append((humanize(p), *where, args[p]))
                 self.unique.append((*where, args[p]))
+        if feed is not None and feed not in refs.values():
+            return None
         return args, refs
 
-    def step(self, t: Tool) -> bool:
-        """Fill and run one call; on failure the call is forgotten (a failed write changed nothing)."""
+    def step(self, t: Tool, feeds_next: bool = False) -> bool:
+        """Fill and run one call (taking the waiting read's result, if any); on failure the call is
+        forgotten (a failed write changed nothing). With `feeds_next`, a read must give a result a
+        later call can take a key from (else a later call could not need it)."""
         marks = len(self.given), len(self.unique)
-        filled = self.fill(t)
+        filled = self.fill(t, self.waiting())
         if filled is not None:
             result = self.run.call(t.name, filled[0])
             if result.ok and result.data not in (None, [], {}):
                 self.refs.append(filled[1])
-                return True
+                if not (feeds_next and not t.writes and not self.news(len(self.run.calls) - 1)):
+                    return True
+                del self.refs[-1]  # a read: forgetting it leaves the copy as it was
             del self.run.calls[-1], self.run.results[-1]
         del self.given[marks[0]:], self.unique[marks[1]:]
         return False
 
 
 def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, used: set, writes: bool | None,
-               feed: Callable[[Tool], bool] | None = None) -> str | None:
+               feed: frozenset | None = None, theme: Theme | None = None, relay: bool = False, failed: frozenset = frozenset(),
+               want: tuple[int, ...] = ()) -> str | None:
     """Weight-biased choice of the next tool; `writes` True/False restricts to write/read tools, and
-    `feed` (when some tool passes it) to tools that can use a result nothing has used yet."""
-    names = [n for n in edges if writes is None or tools[n].writes == writes]
-    fresh = [n for n in names if n not in used]
-    names = fresh or names  # repeat a tool only when the theme has no other
+    `feed` (the keys a waiting read's result holds) to tools that take one of them: None when no tool can.
+    `relay`: a call a later one must use; reads that cannot pass a key on (`relays`) are left out.
+    `failed`: tools that already failed at this position (with a key from the chain they would fail again)."""
+    names = [n for n in edges if (writes is None or tools[n].writes == writes) and n not in failed]
     if feed is not None:
-        names = [n for n in names if feed(tools[n])] or names
+        names = [n for n in names if _tool_keys(theme, n) & feed]
+    if relay:
+        names = [n for n in names if tools[n].writes or n in relays(theme)]
+    if want:  # reads whose chains can still reach the walk's length (or at least the level's minimum)
+        depth = chain_depth(theme)
+        reads = _deep_enough([n for n in names if not tools[n].writes], depth, want)
+        names = [n for n in names if tools[n].writes or n in reads]
+    names = [n for n in names if n not in used] or names  # repeat a tool only when the theme has no other
     if not names:
         return None
     w = np.array([edges[n] for n in names], float) ** lv.sharpness
     return names[int(rng.choice(len(names), p=w / w.sum()))]
 
 
-def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True) -> Task:
+def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,
+                          answers_only: bool = False) -> Task:
     """One verified graph task for `theme` at `difficulty`, deterministic in `seed`.
 
-    Bounded: at most `attempts` walks. Raises TaskError when none gives a valid task.
+    Bounded: at most `attempts` walks. Raises TaskError when none gives a valid task. `answers_only`:
+    no writes (the tasks `answer_prior` samples: only tasks that change nothing are guessed).
     """
     lv = level(difficulty)
     rng = np.random.default_rng([seed, difficulty, db_seed, 7919])
     fx = facts(theme, db_seed)
     graph = dependency_graph(theme)
-    names, weights = start_weights(theme)
     tools = theme.toolset.tools
-    has_writes = any(t.writes for t in tools.values())
+    writers = [n for n, t in tools.items() if t.writes]
+    has_writes = bool(writers)
     problems: list[str] = []
     for _ in range(attempts):
         length = int(rng.integers(lv.calls[0], lv.calls[1] + 1))
-        need_write = has_writes and length > 1 and rng.random() < lv.writes
+        need_write = has_writes and length > 1 and rng.random() < lv.writes and not answers_only
         walk = _Walk(theme, fx, rng)
         try:
             previous, ok = None, True
             for i in range(length):
                 restrict = True if (i + 1 == length and need_write) else (None if need_write else False)
+                failed: set[str] = set()
                 for _ in range(RETRIES):  # a step that fails is redrawn; the chain so far is kept
-                    if previous is None:
+                    want = (length - i, max(min(lv.calls[0], MIN_NEEDED_CALLS) - i, 1))  # calls still to come, counting this one
+                    if previous is None and need_write and rng.random() < 0.5:
+                        # a request that needs no lookup may open a write task (chains mostly end at a few writes)
+                        current = writers[int(rng.integers(len(writers)))]
+                    elif previous is None:
+                        names, weights = start_weights(theme, relay=length > 1, want=want)
                         current = names[int(rng.choice(len(names), p=weights))]
                     else:
-                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, walk.feeder())
+                        waiting = walk.waiting()
+                        feed = walk.news(waiting) if waiting is not None else None
+                        current = _next_tool(graph[previous], tools, lv, rng, {c.name for c in walk.run.calls}, restrict, feed, theme,
+                                             i + 1 < length, frozenset(failed) if feed else frozenset(), want)
                         if current is None:
                             break
-                    if walk.step(tools[current]):
+                    if walk.step(tools[current], feeds_next=i + 1 < length):
                         break
+                    failed.add(current)
                 else:
                     current = None
-                if current is None:
-                    ok = False
+                if current is None:  # the chain cannot go on: a walk long enough for the level ends here
+                    ok = i >= min(lv.calls[0], MIN_NEEDED_CALLS)
                     break
                 if previous is not None:
                     walk.edge_kinds.append(graph[previous][current])
@@ -505,7 +586,7 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     if one:  # a list of one: ask about the record (its count, 1, is what a guesser says first)
         out = out[0]
     if isinstance(out, list) and not last.writes:
-        if not capped(last, calls[-1].arguments, out) and all(isinstance(x, dict) for x in out):
+        if not capped(last, calls[-1].arguments, out) and not few_items(len(out)) and all(isinstance(x, dict) for x in out):
             key = next((theme.key_of(k) for k in last.produces if find_key(out, theme.key_of(k) or k)), None)
             noun = W.plural(noun_of(key)) if key else "items"
             answer, answer_type, path = len(out), "number", [n, "#count"]

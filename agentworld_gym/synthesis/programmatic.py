@@ -31,6 +31,7 @@ from .graph import (
     MAX_CALLS,
     Level,
     capped,
+    few_items,
     find_key,
     knobs,
     level,
@@ -154,8 +155,10 @@ def _numeric_fields(records: list[dict], skip: set) -> list[str]:
             and all(isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), bool) for r in records)]
 
 
-def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True) -> Task:
-    """One verified programmatic task, deterministic in `seed`; TaskError after `attempts` plans."""
+def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,
+                                 answers_only: bool = False) -> Task:
+    """One verified programmatic task, deterministic in `seed`; TaskError after `attempts` plans.
+    `answers_only`: no conditional writes (see `synthesize_graph_task`)."""
     lv = level(difficulty)
     rng = np.random.default_rng([seed, difficulty, db_seed, 104729])
     fx = facts(theme, db_seed)
@@ -167,7 +170,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
     for _ in range(attempts):
         run = fx.run(memo=True)
         try:
-            task = _attempt(theme, fx, roles, run, lv, difficulty, seed, db_seed, rng)
+            task = _attempt(theme, fx, roles, run, lv, difficulty, seed, db_seed, rng, answers_only)
             if task is None:
                 continue
             if check:
@@ -182,7 +185,8 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
                     "Try a lower difficulty, kind='graph', or pass fallback=True to synthesize_task.")
 
 
-def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng) -> Task | None:
+def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng,
+             answers_only: bool = False) -> Task | None:
     plan = _Plan()
     lt: Tool = _pick(roles["lists"], rng)
     kparam = roles["required_keys"](lt)[0]
@@ -270,8 +274,12 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     if listed and not _numeric_fields(records, {idf} | listed) and not _condition_candidates(records, {idf} | listed):
         return None  # the lookups add nothing an answer could use
     # 4. what to do with them: a conditional write or an aggregation
-    writers = [w for w in roles["writers"].get(ekey, [])]
-    op = "write" if writers and rng.random() < lv.writes else _pick(list(AGGREGATES), rng)
+    writers = [] if answers_only else roles["writers"].get(ekey, [])
+    numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
+    # only aggregations the records allow (sum, argmax, argmin and top need a numeric field; a count, enough items)
+    op = "write" if writers and rng.random() < lv.writes else _pick([a for a in AGGREGATES if (a == "count" and not few_items(len(records))) or (a != "count" and numeric)], rng)
+    if op is None:
+        return None
     n_conds = max(lv.conditions, 1) if op in ("write", "count") and lv.conditions == 0 and (listed or rng.random() < 0.5) else lv.conditions
     writable = None
     if op == "write":
@@ -284,7 +292,6 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         writable = _writable(theme, run, w, wparam, wargs or {}, ids) if wargs is not None else set()
         if not writable:
             return None
-    numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
     target = _pick(numeric, rng) if op in ("sum", "argmax", "argmin", "top") else None
     if op in ("sum", "argmax", "argmin", "top") and target is None:
         return None
@@ -299,7 +306,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             chosen = [_pick([c for c in cands if c[0] == f], rng) for f in rng.choice(fields, n_conds, replace=False)]
             matched = [r for r in records if all(_holds(r, c) for c in chosen)]
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
-            if 0 < len(matched) < len(records) and needs_lookups and (writable is None or any(r[idf] in writable for r in matched)):
+            enough = op != "count" or not few_items(len(matched))
+            if 0 < len(matched) < len(records) and needs_lookups and enough and (writable is None or any(r[idf] in writable for r in matched)):
                 plan.conditions = chosen
                 break
         else:
@@ -313,6 +321,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     idtext = humanize(idf)
     requests: list[str] = []
     if op == "count":
+        if few_items(len(matched)):
+            return None
         plan.lines.append("    return len(matched)")
         question = f"How many of {subject} have {cond}?" if cond else f"How many {nouns} are there of {ktext}?"
     elif op == "sum":
@@ -349,6 +359,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     answer, trace, ok = execute(theme, program, run)
     if not ok or answer in (None, [], 0) and op == "write":
         return None
+    if op == "sum" and isinstance(answer, (int, float)) and answer == int(answer) and few_items(abs(int(answer))):
+        return None  # a small whole total is a guess among few values, like a small count
     if isinstance(answer, list):
         answer = [W.show(a) if not isinstance(a, str) else a for a in answer]
     tables, final = (), None
