@@ -25,7 +25,7 @@ from .facts import facts
 from .graph import LEVELS, Level, answer_of, dependency_graph, start_tools, start_weights, synthesize_graph_task
 from .programmatic import execute, synthesize_programmatic_task
 
-KINDS = ("graph", "programmatic", "mixed")
+KINDS = ("graph", "programmatic", "mixed", "rules")  # rules: tasks that exercise business rules (rules.py)
 DO_NOTHING = (None, "done", "")  # what an agent that did nothing submits; no task may accept it
 PRIOR_SAMPLE = 48  # candidate tasks per (theme, level, world) from which the frequent answers are read
 PRIOR_REPEATS = 2  # an answer seen this often in that sample is one a guesser would try
@@ -43,6 +43,10 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
         raise TaskError(f"Expected kind in {KINDS}, got {kind!r}.")
     if difficulty not in LEVELS:
         raise TaskError(f"Expected difficulty 1-5, got {difficulty!r}.")
+    if kind == "rules":
+        from .rules import synthesize_rule_task
+
+        return synthesize_rule_task(theme, difficulty, seed, db_seed, attempts=max(1, attempts // 2), check=check)
     order = [kind]
     if kind == "mixed":  # one kind by the seed; the other if the theme cannot make the first
         first = ("graph", "programmatic")[int(np.random.default_rng([seed, difficulty, 31]).integers(2))]
