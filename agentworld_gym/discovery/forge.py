@@ -444,7 +444,7 @@ def plan_tools(spec: ThemeSpec, rng, writes_only: bool = False) -> list[dict]:
                 out.append(dict(kind="delete", name=f"{pick('delete')}_{n}", table=tab.name, params=[key], phrase=f"remove {{{pk}}}",
                                 description=f"Delete a {noun} permanently."))
     if writes_only:
-        out = [t for t in out if t["kind"] in WRITE_KINDS]
+        out = [t for t in out if t["kind"] in WRITE_KINDS] + _record_writes(spec, pick)
     names = set()
     unique = []
     for t in out:  # synonyms may collide across tables; keep the first
@@ -458,6 +458,32 @@ def plan_tools(spec: ThemeSpec, rng, writes_only: bool = False) -> list[dict]:
         keep = {id(t) for t in must} | {id(rest[i]) for i in rng.choice(len(rest), size=max(0, cap - len(must)), replace=False)}
         unique = [t for t in unique if id(t) in keep]
     return unique
+
+
+def _record_writes(spec: ThemeSpec, pick) -> list[dict]:
+    """Writes any record store has, beyond those `plan_tools` derives from relations and statuses: add a
+    record to a table without a parent, and set a record's first amount or count. Listed after the
+    others (and drawing the random stream after them) so a theme the others already serve is unchanged."""
+    out = []
+    for tab in spec.tables:
+        pk, n = tab.pk, singular(tab.name)
+        noun = _noun(tab.name)
+        key = {"name": pk, "role": "key", "required": True, "schema": _key_schema(spec, tab.name, f"The {noun} id.")}
+        nums = [c for c in tab.columns[1:] if c.gen in ("int", "float") and isinstance(c.arg, tuple)]
+        if not any(c.gen == "fk" for c in tab.columns):
+            values = [c for c in tab.columns[1:] if c.gen in ("choice", "int", "float") or (c.gen == "faker" and c.type == "text")][:3]
+            if values:
+                filled = " and ".join(f"{humanize(c.name)} {{{c.name}}}" for c in values)
+                out.append(dict(kind="create", name=f"{pick('create')}_{n}", table=tab.name, prefix=_prefix_of(spec, tab.name), defaults={},
+                                params=[{"name": c.name, "role": "value", "column": c.name, "required": True, "schema": _schema_for(c, f"The {humanize(c.name)}.")}
+                                        for c in values],
+                                phrase=f"add a new {noun} with {filled}", description=f"Add a {noun}; returns the new record."))
+        if nums:
+            c = nums[0]
+            out.append(dict(kind="update", name=f"{pick('update')}_{n}_{c.name}", table=tab.name, params=[
+                key, {"name": c.name, "role": "value", "column": c.name, "required": True, "schema": _schema_for(c, f"The new {humanize(c.name)}.")}],
+                phrase=f"set the {humanize(c.name)} of {{{pk}}} to {{{c.name}}}", description=f"Change a {noun}'s {humanize(c.name)}."))
+    return out
 
 
 def _prefix_of(spec: ThemeSpec, table: str) -> str:

@@ -74,7 +74,7 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
         spec = draft.to_spec()
         templates, skipped = plan_tools(spec, rng), []
     templates = finish_templates(templates, spec)
-    if src.kind == "catalog" or any(t["kind"] in WRITE_KINDS for t in templates):
+    if src.kind == "catalog" or (src.kind == "toucan" and any(t["kind"] in WRITE_KINDS for t in templates)):  # the pool's sources
         templates += rule_companions(spec, templates, np.random.default_rng(stable_seed(src.kind, src.name, src.variant, "rules")))
     return Prepared(attach_rules(spec, templates), templates, skipped, conf)
 

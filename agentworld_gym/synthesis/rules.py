@@ -9,12 +9,13 @@ Three shapes, all verified like every task (gold replay, whole-world state check
   another field). The world must stay unchanged and the answer is the looked-up fact, so doing
   nothing or answering a constant fails.
 * allowed: the same request on a record the rules allow; the change must be made (state check).
-  Its wording is the refusal's, so the agent cannot tell the two apart without checking.
+  Its wording is the refusal's, so the agent cannot tell the two apart without checking; half of
+  the one-record tasks are refusals and half allowed.
 * path: "remove X along with its Y": deleting X directly is refused while children refer to it,
   so the gold path lists the children, removes each, and only then removes X.
 
-The synthesizer picks candidates from the tool templates' rule marks (`Tool.rules`, read through the
-theme's spec of each write tool), never from a theme's specifics.
+The synthesizer reads the rule marks of the forged tools' template specs (`Theme.templates`, set by
+discovery.pipeline.forge_theme), never a theme's specifics; hand-written themes make no rule task.
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ def _noun(table: str) -> str:
 
 def _templates(theme: Theme) -> dict[str, dict]:
     """The rule-carrying template of each forged write tool, by tool name (empty for hand-written themes)."""
-    return {t["name"]: t for t in getattr(theme, "templates", None) or () if t.get("rules")}
+    return {t["name"]: t for t in theme.templates if t.get("rules")}
 
 
 def _getter(theme: Theme, table: str) -> dict | None:
     """The template of a tool that reads one record of `table` by its key alone."""
-    for t in getattr(theme, "templates", None) or ():
+    for t in theme.templates:
         if t["kind"] == "get" and t["table"] == table and [p["role"] for p in t["params"] if p.get("required")] == ["key"]:
             return t
     return None
@@ -193,7 +194,7 @@ def _path(theme: Theme, seed: int, db_seed: int, attempts: int, check: bool) -> 
     from . import quality_problems
 
     rng = np.random.default_rng([seed, 4243, db_seed])
-    all_t = getattr(theme, "templates", None) or ()
+    all_t = theme.templates
     deletes = {t["table"]: t for t in all_t if t["kind"] == "delete" and _key_param(t) is not None}
     plans = []
     for t in deletes.values():
@@ -241,9 +242,13 @@ def _path(theme: Theme, seed: int, db_seed: int, attempts: int, check: bool) -> 
 
 
 def synthesize_rule_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 30, check: bool = True) -> Task:
-    """One verified rule task. Levels 1-2: a refusal or its allowed twin (by the seed, 2 refusals in 3);
-    levels 3-5: a path task. Raises TaskError when the theme cannot make that shape."""
+    """One verified rule task. Levels 1-2: a refusal or its allowed twin (by the seed, half each, so
+    neither "always write" nor "never write" wins more than half); levels 3-5: a path task. Raises
+    TaskError when the theme cannot make that shape (the env's fallback then steps down a level)."""
     if difficulty >= 3:
-        return _path(theme, seed, db_seed, attempts, check)
-    want = "allowed" if seed % 3 == 2 else "refusal"
-    return _one_record(theme, seed, db_seed, want, attempts, check)
+        task = _path(theme, seed, db_seed, attempts, check)
+    else:
+        task = _one_record(theme, seed, db_seed, "allowed" if seed % 2 else "refusal", attempts, check)
+    if task.difficulty != difficulty:
+        task.features["requested_difficulty"] = difficulty
+    return task
