@@ -29,13 +29,18 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=40)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(HERE / "results" / "pool_rules"))
+    ap.add_argument("--check", type=int, default=1, help="1: check_env + oracle on every theme given rule companions and on --check-sample others")
+    ap.add_argument("--check-sample", type=int, default=100)
     a = ap.parse_args()
+    import dataclasses
+
+    from agentworld_gym.envs import catalog, get_theme
     from tqdm import tqdm
 
     from agentworld_gym.bench import heldout_themes, wilson
+    from agentworld_gym.discovery.build import attach_rules
     from agentworld_gym.discovery.pipeline import MIN_RULES, prepare, rule_count
     from agentworld_gym.discovery.pool import load_facts, recipe_source
-    from agentworld_gym.envs import catalog, get_theme
     from agentworld_gym.errors import TaskError
     from agentworld_gym.synthesis import DO_NOTHING, cheap_answers, synthesize_task
     from agentworld_gym.synthesis.facts import facts as facts_of
@@ -45,14 +50,13 @@ def main() -> None:
     facts = load_facts()
     frozen = heldout_themes()
     kinds = collections.Counter()
-    counts, stated = {}, {}
+    counts, stated, grown = {}, {}, []
     for tid, row in tqdm(sorted(catalog._ROWS.items()), desc="rule scan", unit="theme"):
         prep = prepare(recipe_source(row, facts), tid)
         kept = [t for t in prep.templates if t["name"] in set(row[5])]
         counts[tid] = rule_count(prep.spec, kept)
-        from agentworld_gym.discovery.build import attach_rules
-        import dataclasses
-
+        if any(t.get("companion") == "rules" for t in kept):
+            grown.append(tid)
         spec = attach_rules(dataclasses.replace(prep.spec, rules=()), kept)
         stated[tid] = len(spec.rules)
         for m in {m for t in kept for m in t.get("rules", ())}:
@@ -103,6 +107,10 @@ def main() -> None:
                     "gold_pass": [gold, total, wilson(gold, total)], "do_nothing_pass": [nothing, total, wilson(nothing, total)],
                     "cheap_answer_pass": [cheap, cheap_n, wilson(cheap, cheap_n)],
                     "mixed_tasks_calling_a_rule_guarded_write": [mixed_rule, mixed_n, wilson(mixed_rule, mixed_n)]}
+    res["themes_given_rule_companions"] = len(grown)
+    if a.check:
+        res["check_env"] = check_themes(grown + rng.sample(sorted(set(counts) - set(grown)), min(a.check_sample, n - len(grown))),
+                                        Path(a.out).with_name("pool_rules_check.jsonl"))
     res["seconds"] = round(time.perf_counter() - t0, 1)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -127,9 +135,40 @@ def main() -> None:
              f"| rule tasks: do-nothing passes | {rate(T['do_nothing_pass'])} | 0 |",
              f"| rule tasks: a cheap answer passes (constants, first id, frequent answers) | {rate(T['cheap_answer_pass'])} | 0 |",
              f"| default mixed tasks (level 3) whose gold calls a rule-guarded write | {rate(T['mixed_tasks_calling_a_rule_guarded_write'])} | |",
+             f"| check_env + oracle (seeds 0, 1) on the {res['themes_given_rule_companions']} themes given rule companions and "
+             f"{a.check_sample} others | {res.get('check_env', {}).get('passed', '-')} / {res.get('check_env', {}).get('checked', '-')} pass | all |",
              "", "Themes per rule kind:", ""] + [f"- {k}: {v}" for k, v in res["themes_per_rule_kind"].items()]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def check_themes(ids: list[str], journal: Path) -> dict:
+    """check_env + the oracle on each theme (resumable journal, one line per theme)."""
+    import gymnasium as gym
+    from tqdm import tqdm
+
+    from agentworld_gym.utils.check import check_env
+
+    done = {}
+    if journal.exists():
+        for line in journal.read_text().splitlines():
+            try:
+                r = json.loads(line)
+                done[r["id"]] = r
+            except (json.JSONDecodeError, KeyError):
+                pass
+    with journal.open("a") as log:
+        for tid in tqdm([i for i in ids if i not in done], desc="check_env", unit="theme"):
+            try:
+                check_env(gym.make(f"AgentWorld/{tid}-v0"), seeds=(0, 1))
+                rec = {"id": tid, "ok": True}
+            except Exception as exc:  # noqa: BLE001  a failing theme is a result
+                rec = {"id": tid, "ok": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            done[tid] = rec
+    recs = [done[i] for i in ids if i in done]
+    return {"checked": len(recs), "passed": sum(r["ok"] for r in recs), "failed": [r for r in recs if not r["ok"]][:20]}
 
 
 if __name__ == "__main__":

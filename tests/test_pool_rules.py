@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agentworld_gym.envs import catalog, get_theme
 
 from agentworld_gym.actions import ToolCall
 from agentworld_gym.discovery.build import RULE_KINDS
 from agentworld_gym.discovery.pipeline import MIN_RULES, rule_count
 from agentworld_gym.discovery.validate import _coerce, _valid_case, rule_cases
-from agentworld_gym.envs import catalog, get_theme
 from agentworld_gym.synthesis import DO_NOTHING, cheap_answers, quality_problems, synthesize_task
 from agentworld_gym.tasks import verify
 from agentworld_gym.world import open_copy

@@ -104,7 +104,7 @@ def rule_companions(spec: ThemeSpec, templates: list[dict], rng) -> list[dict]:
             continue
         n = rule_count(spec, [*templates, *added, t])
         if n > have:
-            added.append({**t, "companion": True})
+            added.append({**t, "companion": "rules"})  # truthy like the thin-server companions, and says why
             have = n
             if have >= MIN_RULES:
                 break

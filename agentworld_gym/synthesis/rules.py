@@ -55,15 +55,17 @@ def _key_param(t: dict) -> dict | None:
     return key if key is not None and all(p is key or p["role"] == "value" for p in req) else None
 
 
-def _fact(theme: Theme, table: str, row: dict, rng, db_seed: int) -> tuple[str, object] | None:
+def _fact(theme: Theme, table: str, row: dict, rng, db_seed: int, written: set) -> tuple[str, object] | None:
     """A field of `row` the agent must look up: its owner (a parent key) first, else a text or number
-    field that varies across records (never the key, the status or a value with few distinct values)."""
+    field that varies across records (never the key, a status, a value with few distinct values, or a
+    column the request names, whose value the instruction would give away)."""
     fx = facts(theme, db_seed)
     cols = theme.spec.table(table).columns
+    cols = [c for c in cols if c.name not in written]
     owners = [c.name for c in cols if c.gen == "fk" and row.get(c.name) is not None]
     if owners:
         return owners[0], row[owners[0]]
-    others = [c.name for c in cols[1:] if c.gen not in ("choice", "id", "fk") and isinstance(row.get(c.name), (str, int, float))
+    others = [c.name for c in cols if c.gen not in ("choice", "id", "fk") and isinstance(row.get(c.name), (str, int, float))
               and not isinstance(row.get(c.name), bool) and len(fx.values(table, c.name)) >= 8]
     if not others:
         return None
@@ -91,7 +93,7 @@ def _candidates(theme: Theme, t: dict, rng, db_seed: int) -> list[tuple[str, dic
         return []
     cur = fx._conn.execute(f'SELECT * FROM "{table}" ORDER BY 1')
     names = [d[0] for d in cur.description]
-    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     if not rows:
         return []
     values_p = [p for p in t["params"] if p["role"] == "value" and p.get("required")]
@@ -162,7 +164,7 @@ def _one_record(theme: Theme, seed: int, db_seed: int, want: str, attempts: int,
         for broken, row, args, vals in _candidates(theme, t, rng, db_seed):
             if (want == "refusal") != bool(broken):
                 continue
-            fact = _fact(theme, t["table"], row, rng, db_seed)
+            fact = _fact(theme, t["table"], row, rng, db_seed, set(vals))
             if fact is None:
                 continue
             col, value = fact
