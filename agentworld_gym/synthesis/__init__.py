@@ -43,10 +43,6 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
         raise TaskError(f"Expected kind in {KINDS}, got {kind!r}.")
     if difficulty not in LEVELS:
         raise TaskError(f"Expected difficulty 1-5, got {difficulty!r}.")
-    if kind == "rules":
-        from .rules import synthesize_rule_task
-
-        return synthesize_rule_task(theme, difficulty, seed, db_seed, attempts=max(1, attempts // 2), check=check)
     order = [kind]
     if kind == "mixed":  # one kind by the seed; the other if the theme cannot make the first
         first = ("graph", "programmatic")[int(np.random.default_rng([seed, difficulty, 31]).integers(2))]
@@ -54,7 +50,10 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
     errors = []
     for level in range(difficulty, 0 if fallback else difficulty - 1, -1):
         for k in order:
-            make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
+            if k == "rules":
+                from .rules import synthesize_rule_task as make
+            else:
+                make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
             try:
                 # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more
                 task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), check=check)

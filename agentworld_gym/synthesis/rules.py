@@ -243,7 +243,7 @@ def _path(theme: Theme, seed: int, db_seed: int, attempts: int, check: bool) -> 
     raise TaskError(f"No path rule task for theme {theme.spec.id!r} (seed {seed}) in {attempts} attempts.")
 
 
-def synthesize_rule_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 30, check: bool = True) -> Task:
+def synthesize_rule_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 30, *, check: bool = True) -> Task:
     """One verified rule task. Levels 1-2: a refusal or its allowed twin (by the seed, half each, so
     neither "always write" nor "never write" wins more than half); levels 3-5: a path task. Raises
     TaskError when the theme cannot make that shape (the env's fallback then steps down a level)."""
@@ -252,5 +252,5 @@ def synthesize_rule_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_se
     else:
         task = _one_record(theme, seed, db_seed, "allowed" if seed % 2 else "refusal", attempts, check)
     if task.difficulty != difficulty:
-        task.features["requested_difficulty"] = difficulty
+        task.features["level"] = difficulty  # the level asked for (one-record tasks are one call at levels 1 and 2)
     return task
