@@ -141,3 +141,25 @@ def test_rule_tasks_play_in_the_env_with_the_oracle():
         assert shapes  # rule tasks were played
     finally:
         env.close()
+
+
+def test_refresh_rules_grows_a_theme_below_the_floor_and_drops_a_read_only_server(tmp_path):
+    import json
+
+    from agentworld_gym.discovery.infer import slugify
+    from agentworld_gym.discovery.pipeline import prepare
+    from agentworld_gym.discovery.pool import DATA, FACTS, INDEX, load_facts, recipe_source, refresh_rules
+
+    facts = load_facts()
+    grown = list(catalog._ROWS["query-analytics-desk-2"])  # a catalog theme the refresh gave rule companions
+    companions = {t["name"] for t in prepare(recipe_source(grown, facts), grown[0]).templates if t.get("companion") == "rules"}
+    assert companions & set(grown[5])
+    before = [*grown[:5], [n for n in grown[5] if n not in companions], *grown[6:]]
+    i = next(i for i, f in enumerate(facts) if slugify(f[0]) == "exa-search")  # a search API: read tools only
+    read_only = ["exa-search", grown[1], "search", "toucan", str(i), [t[0] for t in facts[i][2]], 1.0, "x"]
+    (tmp_path / FACTS).symlink_to(DATA / FACTS)
+    (tmp_path / INDEX).write_text(json.dumps({"version": 1, "stats": {}, "themes": [before, read_only]}))
+    out = refresh_rules(tmp_path, progress=False, journal=tmp_path / "journal.jsonl")
+    assert out["dropped"] == 1 and out["given_companions"] == 1
+    rows = json.loads((tmp_path / INDEX).read_text())["themes"]
+    assert [r[0] for r in rows] == ["query-analytics-desk-2"] and set(rows[0][5]) == set(grown[5])

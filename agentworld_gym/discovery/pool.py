@@ -237,10 +237,12 @@ def refresh_rules(data_dir: Path = DATA, progress: bool = True, journal: str | P
     from ..world import cache_dir
     from .pipeline import MIN_RULES, prepare, rule_count, run_source, write_json_atomic
 
-    data = json.loads((data_dir / INDEX).read_text(encoding="utf-8"))
+    text = (data_dir / INDEX).read_text(encoding="utf-8")
+    data = json.loads(text)
     facts = load_facts(data_dir)
     frozen = frozen_rows(data_dir)
-    journal = Path(journal) if journal else cache_dir() / "pool-build" / "refresh-rules.jsonl"
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]  # a journal belongs to the index it was made from
+    journal = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-rules-{digest}.jsonl"
     journal.parent.mkdir(parents=True, exist_ok=True)
     done = {}
     if journal.exists():
