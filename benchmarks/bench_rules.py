@@ -50,13 +50,15 @@ def main() -> None:
     facts = load_facts()
     frozen = heldout_themes()
     kinds = collections.Counter()
-    counts, stated, grown = {}, {}, []
+    counts, stated, grown, blocked = {}, {}, [], []
     for tid, row in tqdm(sorted(catalog._ROWS.items()), desc="rule scan", unit="theme"):
         prep = prepare(recipe_source(row, facts), tid)
         kept = [t for t in prep.templates if t["name"] in set(row[5])]
         counts[tid] = rule_count(prep.spec, kept)
         if any(t.get("companion") == "rules" for t in kept):
             grown.append(tid)
+        if any("children" in t.get("rules", ()) for t in kept):
+            blocked.append(tid)
         spec = attach_rules(dataclasses.replace(prep.spec, rules=()), kept)
         stated[tid] = len(spec.rules)
         for m in {m for t in kept for m in t.get("rules", ())}:
@@ -69,6 +71,14 @@ def main() -> None:
                  "below_floor": below, "below_floor_heldout": sorted(set(below) & frozen),
                  "themes_per_rule_kind": dict(kinds.most_common()), "scan_seconds": round(time.perf_counter() - t0, 1)}
 
+    paths = 0
+    for tid in tqdm(blocked, desc="path tasks", unit="theme"):  # themes with a delete that children can block
+        try:
+            synthesize_task(get_theme(tid), 3, 0, kind="rules")
+            paths += 1
+        except TaskError:
+            pass
+    res["path_tasks"] = {"themes_with_a_blocking_delete": len(blocked), "themes_making_a_path_task": paths}
     rng = random.Random(a.seed)
     sample = rng.sample(sorted(set(counts) - frozen), min(a.sample, n))
     shapes = collections.Counter()
@@ -78,7 +88,7 @@ def main() -> None:
     for tid in tqdm(sample, desc="rule tasks", unit="theme"):
         theme = get_theme(tid)
         marked = {t["name"] for t in theme.templates if t.get("rules")}
-        for level, seeds in ((1, (0, 1, 2)), (3, (0,))):
+        for level, seeds in ((1, (0, 1, 2, 3)), (3, (0, 1))):
             for s in seeds:
                 try:
                     task = synthesize_task(theme, level, s, kind="rules")
@@ -129,8 +139,10 @@ def main() -> None:
              f"({res['themes_ge_2_rule_kinds'] / n:.1%}) | 100% |",
              f"| themes stating >= 2 rules | {res['themes_ge_2_stated_rules']} / {n} ({res['themes_ge_2_stated_rules'] / n:.1%}) | 100% (was 45.5%) |",
              f"| below the floor (all held-out, frozen) | {len(below)}: {', '.join(below) or '-'} | 0 outside held-out |",
-             f"| rule tasks made on {T['sample_themes']} sampled themes (levels 1 x3 seeds, 3 x1) | {T['made']}: {T['by_shape']} | |",
-             f"| themes making a refusal / allowed / path task | {T['themes_making_shape']} | |",
+             f"| rule tasks made on {T['sample_themes']} sampled themes (level 1: seeds 0-3; level 3: seeds 0-1) | {T['made']}: {T['by_shape']} | |",
+             f"| themes making a refusal / allowed / path task (of the sample) | {T['themes_making_shape']} | |",
+             f"| whole pool: themes with a delete that children block / that make a path task (seed 0) | {res['path_tasks']['themes_with_a_blocking_delete']} / "
+             f"{res['path_tasks']['themes_making_a_path_task']} | |",
              f"| rule tasks: gold replay passes | {rate(T['gold_pass'])} | 100% |",
              f"| rule tasks: do-nothing passes | {rate(T['do_nothing_pass'])} | 0 |",
              f"| rule tasks: a cheap answer passes (constants, first id, frequent answers) | {rate(T['cheap_answer_pass'])} | 0 |",
