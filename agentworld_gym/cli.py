@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("play", help="play episodes yourself in the terminal (/help inside)")
     p.add_argument("theme", help="a theme (finance) or env id (AgentWorld/finance-v0); `agentworld list` shows them")
     p.add_argument("--difficulty", type=int, default=1, help="task difficulty 1-5 (default: %(default)s)")
-    p.add_argument("--task-kind", default="graph", choices=("graph", "programmatic", "mixed"), help="how tasks are synthesized (default: %(default)s)")
+    p.add_argument("--task-kind", default="graph", choices=("graph", "programmatic", "mixed", "rules"), help="how tasks are synthesized (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first episode; /reset moves to the next (default: %(default)s)")
     p.add_argument("--max-turns", type=int, default=20, help="turns before the episode is cut off (default: %(default)s)")
     p.add_argument("--color", default="auto", choices=("auto", "always", "never"),

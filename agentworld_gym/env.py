@@ -52,7 +52,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             server, a tau2 domain, an Agent-World release environment; then `tasks` is required).
         difficulty: 1-5, used when tasks are synthesized on reset.
         tasks: a JSONL path or a list of `Task`s (or dicts) to draw from instead of synthesizing.
-        task_kind: synthesis kind ("graph", "programmatic", "mixed").
+        task_kind: synthesis kind ("graph", "programmatic", "mixed", or "rules": tasks that exercise business rules).
         max_turns: steps before the episode is truncated.
         reward_mode: "binary" (1 when every check passes) or "partial" (1 when every check passes, else
             the share of checks no guess can pass: a requested change of the world; see `Verification.fraction`).

@@ -44,6 +44,7 @@ class Theme:
     def __init__(self, spec: ThemeSpec, tools: Iterable[Tool]):
         self.spec = spec
         self.toolset = Toolset(tools)
+        self.templates: list[dict] = []  # forged themes: their tools' template specs with rule marks (discovery.forge)
         self._worlds: dict[tuple[int, float], World] = {}
 
     @property

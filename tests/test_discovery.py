@@ -177,9 +177,19 @@ def test_forged_tools_never_fail_internally_on_schema_valid_calls():
     from agentworld_gym.spaces import sample_value
 
     rng = np.random.default_rng(0)
+    from agentworld_gym.discovery.infer import slugify
+    from agentworld_gym.discovery.pipeline import forge_theme
+    from agentworld_gym.discovery.pool import load_facts, source_from_fact
+
+    def registered_or_forged(theme_id):  # a read-only server left out of the pool (rules floor) is forged from its facts
+        if theme_id in catalog._ROWS:
+            return theme_id
+        res = run_source(source_from_fact(next(f for f in load_facts() if slugify(f[0]) == theme_id)), theme_id, task_seeds=())
+        return forge_theme(res.spec, res.templates)
+
     themes = random.Random(3).sample(sorted(catalog._ROWS), 150) + ["op-gg", "weather-forecast-server"]
     for theme_id in themes:
-        env = AgentWorldEnv(theme_id, max_turns=10**6)
+        env = AgentWorldEnv(registered_or_forged(theme_id), max_turns=10**6)
         env.reset(seed=0)
         for t in env.theme.toolset.tools.values():
             props, required = t.parameters.get("properties", {}), t.parameters.get("required", [])

@@ -19,7 +19,7 @@ gym.register_envs(agentworld_gym)
     ("finance", {"dificulty": 1}, UnknownArgumentError, "got 'dificulty'. Did you mean 'difficulty'?"),
     ("finance", {"max_turn": 3}, UnknownArgumentError, "Did you mean 'max_turns'?"),
     ("finance", {"tasks": "nope.jsonl"}, MissingFileError, "got 'nope.jsonl': no such file. Write one with `agentworld synth"),
-    ("finance", {"task_kind": "grpah"}, ConfigError, "Expected task_kind in ('graph', 'programmatic', 'mixed'), got 'grpah'. Did you mean 'graph'?"),
+    ("finance", {"task_kind": "grpah"}, ConfigError, "Expected task_kind in ('graph', 'programmatic', 'mixed', 'rules'), got 'grpah'. Did you mean 'graph'?"),
     ("finance", {"reward_mode": "parital"}, ConfigError, "Did you mean 'partial'?"),
     ("finance", {"render_mode": "humn"}, ConfigError, "Did you mean 'human'?"),
     ("finance", {"difficulty": 6}, ConfigError, "Expected difficulty in 1-5, got 6."),

@@ -77,13 +77,21 @@ def upper_limit(col) -> int | float:
     return int(10 ** math.ceil(math.log10(top))) if top > 0 else 0
 
 
+RULE_KINDS = ("terminal", "unchanged", "children", "ownership", "balance", "nonneg", "textcap", "unique", "ref")  # the order rules are stated in
+RULE_FAMILY = {"terminal": "state", "unchanged": "state", "children": "integrity", "ownership": "ownership", "balance": "limit",
+               "nonneg": "limit", "textcap": "limit", "unique": "integrity", "ref": "integrity"}
+
+
 def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
     """Business rules that the theme's write tools enforce, derived from its schema, stated in the
     returned spec's `rules` (shown in the system prompt) and marked on each template that enforces them:
 
-    - state: a record whose status is terminal (cancelled, closed, ...) can no longer be changed;
-    - integrity: a record other records still refer to cannot be deleted;
-    - limits: numeric columns stay between 0 and a ceiling, text fields are non-empty and short;
+    - state: a record whose status is terminal (cancelled, closed, ...) can no longer be changed, and an
+      update that would change nothing is refused;
+    - integrity: a record other records still refer to cannot be deleted; a new record's id must be new;
+    - ownership: a record removed or closed through a parent must belong to that parent;
+    - limits: numeric columns stay between 0 and a ceiling, text fields are non-empty and short, a
+      transfer moves a positive amount no larger than the source holds;
     - references: a write that names a related record needs that record to exist.
     """
     import dataclasses
@@ -130,6 +138,22 @@ def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
             capped.setdefault(tab.name, set()).update(texts)
             cs = sorted(capped[tab.name])
             rules[f"textcap:{tab.name}"] = f"The {' and '.join(humanize(c) for c in cs)} of a {noun} must be non-empty and at most {TEXT_CAP} characters."
+        if t["kind"] == "update" and any(p["role"] in ("value", "fk") for p in t["params"]):
+            marks.append("unchanged")  # a write that would leave the record as it is is a mistake, not a change
+            rules[f"unchanged:{tab.name}"] = f"An update that would leave a {noun} exactly as it is is refused."
+        scopes = [p for p in t["params"] if p["role"] == "fk"] if t["kind"] in ("delete", "cancel") else []
+        if scopes:
+            marks.append("ownership")
+            for p in scopes:
+                parent = humanize(singular(p["table"]))
+                rules[f"ownership:{tab.name}:{p['table']}"] = f"A {noun} can only be removed or closed through the {parent} it belongs to."
+        if t["kind"] == "transfer":
+            marks.append("balance")
+            rules[f"balance:{tab.name}"] = (f"A transfer moves a positive amount between two different {humanize(tab.name)}, "
+                                            f"and never more {humanize(t['column'])} than the source holds.")
+        if t["kind"] == "create" and any(p["role"] == "newkey" for p in t["params"]):
+            marks.append("unique")
+            rules[f"unique:{tab.name}"] = f"A new {noun} needs an id no other {noun} has."
         if any(p["role"] == "fk" for p in t["params"]) and t["kind"] in ("create", "update"):
             marks.append("references")
             for p in t["params"]:
@@ -137,7 +161,7 @@ def attach_rules(spec: ThemeSpec, templates: list[dict]) -> ThemeSpec:
                     rules[f"ref:{tab.name}:{p['table']}"] = f"A {noun} can only refer to an existing {humanize(singular(p['table']))}."
         if marks:
             t["rules"] = marks
-    ordered = sorted(rules.items(), key=lambda kv: ("terminal", "children", "nonneg", "textcap", "ref").index(kv[0].split(":")[0]))
+    ordered = sorted(rules.items(), key=lambda kv: RULE_KINDS.index(kv[0].split(":")[0]))
     return dataclasses.replace(spec, rules=tuple(dict.fromkeys([*spec.rules, *(text for _, text in ordered)])))
 
 

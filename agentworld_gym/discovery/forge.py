@@ -237,6 +237,11 @@ def make_fn(t: dict, spec: ThemeSpec):
             check_values(values)
             for k in keys:
                 check_open(db, k)
+            if "unchanged" in rules:
+                current = [_require_row(db, table, pk, k, noun) for k in keys]
+                if all(all(row.get(c) == v for c, v in values.items()) for row in current):
+                    what = ", ".join(f"{humanize(c)} {v!r}" for c, v in values.items())
+                    raise ToolError(f"{noun.capitalize()} {keys[0]!r} already has {what}; an update that changes nothing is refused.")
             for k in keys:
                 db.update(table, k, **values)
             if loc is None:
@@ -368,9 +373,10 @@ def _key_schema(spec: ThemeSpec, table: str, description: str) -> dict:
     return {"type": "integer" if col.type == "int" else "string", "description": description}
 
 
-def plan_tools(spec: ThemeSpec, rng) -> list[dict]:
+def plan_tools(spec: ThemeSpec, rng, writes_only: bool = False) -> list[dict]:
     """Template specs for a composed theme: get/list/search per table, plus writes and summaries
-    where the schema supports them (a status column, a numeric column, a parent table)."""
+    where the schema supports them (a status column, a numeric column, a parent table).
+    `writes_only`: every write the schema supports (no random thinning, no cap), nothing else."""
     out: list[dict] = []
     pick = lambda kind: _SYN[kind][int(rng.integers(len(_SYN[kind])))]  # noqa: E731
     for tab in spec.tables:
@@ -429,14 +435,16 @@ def plan_tools(spec: ThemeSpec, rng) -> list[dict]:
             params = [{"name": parent.name, "role": "fk", "column": parent.name, "table": parent.arg, "required": True,
                        "schema": _key_schema(spec, parent.arg, f"The {_noun(parent.arg)} it belongs to.")}]
             params += [{"name": c.name, "role": "value", "column": c.name, "required": True, "schema": _schema_for(c, f"The {humanize(c.name)}.")} for c in values]
-            if rng.random() < 0.7:
+            if rng.random() < 0.7 or writes_only:
                 filled = " and ".join(f"{humanize(c.name)} {{{c.name}}}" for c in values)
                 out.append(dict(kind="create", name=f"{pick('create')}_{n}", table=tab.name, params=params, prefix=_prefix_of(spec, tab.name),
                                 defaults={}, phrase=f"add a new {noun} for {{{parent.name}}}" + (f" with {filled}" if filled else ""),
                                 description=f"Add a {noun} to a {_noun(parent.arg)}; returns the new record."))
-            if rng.random() < 0.4:
+            if rng.random() < 0.4 or writes_only:
                 out.append(dict(kind="delete", name=f"{pick('delete')}_{n}", table=tab.name, params=[key], phrase=f"remove {{{pk}}}",
                                 description=f"Delete a {noun} permanently."))
+    if writes_only:
+        out = [t for t in out if t["kind"] in WRITE_KINDS] + _record_writes(spec, pick)
     names = set()
     unique = []
     for t in out:  # synonyms may collide across tables; keep the first
@@ -444,12 +452,38 @@ def plan_tools(spec: ThemeSpec, rng) -> list[dict]:
             names.add(t["name"])
             unique.append(t)
     cap = int(rng.integers(9, 17))  # keep prompts readable: 9-16 tools, every table keeps its lookup
-    if len(unique) > cap:
+    if len(unique) > cap and not writes_only:
         must = [t for t in unique if t["kind"] == "get"]
         rest = [t for t in unique if t["kind"] != "get"]
         keep = {id(t) for t in must} | {id(rest[i]) for i in rng.choice(len(rest), size=max(0, cap - len(must)), replace=False)}
         unique = [t for t in unique if id(t) in keep]
     return unique
+
+
+def _record_writes(spec: ThemeSpec, pick) -> list[dict]:
+    """Writes any record store has, beyond those `plan_tools` derives from relations and statuses: add a
+    record to a table without a parent, and set a record's first amount or count. Listed after the
+    others (and drawing the random stream after them) so a theme the others already serve is unchanged."""
+    out = []
+    for tab in spec.tables:
+        pk, n = tab.pk, singular(tab.name)
+        noun = _noun(tab.name)
+        key = {"name": pk, "role": "key", "required": True, "schema": _key_schema(spec, tab.name, f"The {noun} id.")}
+        nums = [c for c in tab.columns[1:] if c.gen in ("int", "float") and isinstance(c.arg, tuple)]
+        if not any(c.gen == "fk" for c in tab.columns):
+            values = [c for c in tab.columns[1:] if c.gen in ("choice", "int", "float") or (c.gen == "faker" and c.type == "text")][:3]
+            if values:
+                filled = " and ".join(f"{humanize(c.name)} {{{c.name}}}" for c in values)
+                out.append(dict(kind="create", name=f"{pick('create')}_{n}", table=tab.name, prefix=_prefix_of(spec, tab.name), defaults={},
+                                params=[{"name": c.name, "role": "value", "column": c.name, "required": True, "schema": _schema_for(c, f"The {humanize(c.name)}.")}
+                                        for c in values],
+                                phrase=f"add a new {noun} with {filled}", description=f"Add a {noun}; returns the new record."))
+        if nums:
+            c = nums[0]
+            out.append(dict(kind="update", name=f"{pick('update')}_{n}_{c.name}", table=tab.name, params=[
+                key, {"name": c.name, "role": "value", "column": c.name, "required": True, "schema": _schema_for(c, f"The new {humanize(c.name)}.")}],
+                phrase=f"set the {humanize(c.name)} of {{{pk}}} to {{{c.name}}}", description=f"Change a {noun}'s {humanize(c.name)}."))
+    return out
 
 
 def _prefix_of(spec: ThemeSpec, table: str) -> str:

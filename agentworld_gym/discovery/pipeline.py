@@ -23,13 +23,14 @@ import numpy as np
 from ..theme import Theme
 from ..world import ThemeSpec, build_template
 from .build import attach_rules, bind_examples, complexify, finish_templates
-from .forge import forge_tool, phrase_ok, plan_tools
+from .forge import WRITE_KINDS, forge_tool, phrase_ok, plan_tools
 from .infer import Skipped, compose, infer_from_tools, slugify, stable_seed
 from .mapping import map_to_taxonomy
 from .sources import BadInput, Source
 from .validate import ToolReport, validate_tool
 
 COMPANION_BELOW = 4  # real servers with fewer forged tools than this get companion tools
+MIN_RULES = 2  # business rules every pool theme's write tools enforce (issue 12 item 4)
 
 
 @dataclass
@@ -79,7 +80,41 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
         spec = draft.to_spec()
         templates, skipped = plan_tools(spec, rng), []
     templates = finish_templates(templates, spec)
+    if src.kind == "catalog" or (src.kind == "toucan" and any(t["kind"] in WRITE_KINDS for t in templates)):  # the pool's sources
+        templates += rule_companions(spec, templates, np.random.default_rng(stable_seed(src.kind, src.name, src.variant, "rules")))
     return Prepared(attach_rules(spec, templates), templates, skipped, conf)
+
+
+def rule_count(spec: ThemeSpec, templates: list[dict]) -> int:
+    """How many kinds of business rule (terminal state, unchanged, children, ownership, limits, ...)
+    the write tools among `templates` enforce and the prompt states: the same kind on two tables counts once."""
+    import copy
+
+    templates = copy.deepcopy(templates)
+    attach_rules(spec, templates)
+    return len({m for t in templates for m in t.get("rules", ())})
+
+
+def rule_companions(spec: ThemeSpec, templates: list[dict], rng) -> list[dict]:
+    """Companion write tools for a theme whose writes enforce fewer than MIN_RULES business rules: the
+    writes a real server of its kind has on its own records (close, update, add, remove), taken one at
+    a time while each adds a rule, until the theme has MIN_RULES. A read-only real server gets none
+    (the caller does not ask): inventing writes for a search or weather API would misstate it."""
+    have = rule_count(spec, templates)
+    if have >= MIN_RULES:
+        return []
+    names = {t["name"] for t in templates}
+    added: list[dict] = []
+    for t in finish_templates(plan_tools(spec, rng, writes_only=True), spec):
+        if t["name"] in names:
+            continue
+        n = rule_count(spec, [*templates, *added, t])
+        if n > have:
+            added.append({**t, "companion": "rules"})  # truthy like the thin-server companions, and says why
+            have = n
+            if have >= MIN_RULES:
+                break
+    return added
 
 
 def forge_theme(spec: ThemeSpec, templates: list[dict], blob: bytes | None = None) -> Theme:
@@ -89,7 +124,9 @@ def forge_theme(spec: ThemeSpec, templates: list[dict], blob: bytes | None = Non
     blob = blob or build_template(spec)
     bind_examples(templates, spec, blob)
     spec = attach_rules(dataclasses.replace(spec, rules=()), templates)  # the rules of the tools it keeps, no others
-    return Theme(spec, [forge_tool(t, spec) for t in templates])
+    theme = Theme(spec, [forge_tool(t, spec) for t in templates])
+    theme.templates = templates  # the rule marks rule tasks are made from (synthesis.rules)
+    return theme
 
 
 @dataclass

@@ -189,7 +189,7 @@ def run_jobs(jobs: list[tuple[str, Source, str]], journal: Path, done: dict[str,
     """Run the pipeline for every job not in the journal yet, appending one line per finished theme."""
     from tqdm import tqdm
 
-    from .pipeline import run_source
+    from .pipeline import MIN_RULES, rule_count, run_source
 
     journal.parent.mkdir(parents=True, exist_ok=True)
     with journal.open("a", encoding="utf-8") as log:
@@ -197,6 +197,9 @@ def run_jobs(jobs: list[tuple[str, Source, str]], journal: Path, done: dict[str,
             if tid in done:
                 continue
             res = run_source(src, tid)
+            too_few = res.ok and res.spec is not None and rule_count(res.spec, res.templates) < MIN_RULES
+            if too_few:
+                res.ok, res.reason = False, f"fewer than {MIN_RULES} business rules"
             rec = {"id": tid, "ok": res.ok, "reason": res.reason, "code": src.code, "label": res.spec.label if res.spec else "",
                    "source": src.kind, "ref": ref, "tools": [t["name"] for t in res.templates], "pass_rate": round(res.pass_rate, 4),
                    "tested": len(res.reports), "tests": sum(r.tests for r in res.reports), "passed": sum(r.passed for r in res.reports),
@@ -253,6 +256,8 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
     order = [j[0] for j in kept_jobs if j[0] not in merged] + [j[0] for j in cat_jobs]
     records = [done[tid] for tid in order if tid in done]
     themes = [[r["id"], r["code"], r["label"], r["source"], r["ref"], r["tools"], r["pass_rate"], r["fp"]] for r in records if r["ok"]]
+    frozen = frozen_rows(data_dir)  # held-out themes keep the tools their frozen tasks were made with
+    themes = [frozen.get(t[0], t) for t in themes] + [row for tid, row in frozen.items() if tid not in {t[0] for t in themes}]
     all_records = [done[j[0]] for j in jobs + cat_jobs if j[0] in done]
     tests = sum(r["tests"] for r in all_records)
     stats = {"themes": len(themes), "tools": sum(len(t[5]) for t in themes), "dropped": sum(not r["ok"] for r in all_records),
@@ -330,6 +335,82 @@ def class_report(records: list[dict]) -> dict:
     return {"tools_by_class": dict(sorted(forged.items())), "dropped_by_class": dict(sorted(dropped.items())), "dropped_reasons": top}
 
 
+HELDOUT = Path(__file__).resolve().parents[2] / "benchmarks" / "suites" / "heldout"
+
+
+def frozen_rows(data_dir: Path = DATA, heldout: Path = HELDOUT) -> dict[str, list]:
+    """Index rows of the frozen held-out suite's themes, as the current index has them (a rebuild
+    must not change the tools their frozen tasks were made with)."""
+    path = data_dir / INDEX
+    if not path.exists() or not heldout.is_dir():
+        return {}
+    ids = {p.stem for p in heldout.glob("*.jsonl")}
+    return {t[0]: t for t in json.loads(path.read_text(encoding="utf-8"))["themes"] if t[0] in ids}
+
+
+def refresh_rules(data_dir: Path = DATA, progress: bool = True, journal: str | Path | None = None) -> dict:
+    """Bring an existing index to the rules floor without a full rebuild: each theme whose kept write
+    tools enforce fewer than MIN_RULES rules is run through the pipeline again (which adds companion
+    writes, see pipeline.rule_companions) and its row replaced; a theme still below the floor (a
+    read-only real server) is dropped; held-out themes stay as they are. Resumable (JSONL journal)."""
+    from tqdm import tqdm
+
+    from ..world import cache_dir
+    from .pipeline import MIN_RULES, prepare, rule_count, run_source, write_json_atomic
+
+    text = (data_dir / INDEX).read_text(encoding="utf-8")
+    data = json.loads(text)
+    facts = load_facts(data_dir)
+    frozen = frozen_rows(data_dir)
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]  # a journal belongs to the index it was made from
+    journal = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-rules-{digest}.jsonl"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    done = {}
+    if journal.exists():
+        for line in journal.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+                done[rec["id"]] = rec
+            except (json.JSONDecodeError, KeyError):
+                continue
+    with journal.open("a", encoding="utf-8") as log:
+        for row in tqdm(data["themes"], desc="rules", unit="theme", disable=not progress):
+            tid = row[0]
+            if tid in done or tid in frozen:
+                continue
+            src = recipe_source(row, facts)
+            prep = prepare(src, tid)
+            kept = [t for t in prep.templates if t["name"] in set(row[5])]
+            rec = {"id": tid, "before": rule_count(prep.spec, kept)}
+            if rec["before"] < MIN_RULES:
+                res = run_source(src, tid)
+                rec["after"] = rule_count(res.spec, res.templates) if res.ok else 0
+                rec["ok"] = res.ok and rec["after"] >= MIN_RULES
+                rec["reason"] = res.reason if not res.ok else ("" if rec["ok"] else f"fewer than {MIN_RULES} business rules")
+                rec["tools"] = [t["name"] for t in res.templates]
+                rec["pass_rate"] = round(res.pass_rate, 4)
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            done[tid] = rec
+    themes, dropped, grown = [], [], 0
+    for row in data["themes"]:
+        rec = done.get(row[0])
+        if rec is None or "after" not in rec:
+            themes.append(row)
+        elif rec["ok"]:
+            grown += 1
+            themes.append([*row[:5], rec["tools"], rec["pass_rate"], *row[7:]])
+        else:
+            dropped.append(row[0])
+    data["themes"] = themes
+    st = data["stats"]
+    st.update(themes=len(themes), tools=sum(len(t[5]) for t in themes), fingerprints=len({t[7] for t in themes}),
+              dropped=st.get("dropped", 0) + len(dropped), below_rules_floor=sorted(set(st.get("below_rules_floor", [])) | set(dropped)),
+              given_rule_companions=grown)
+    write_json_atomic(data_dir / INDEX, data)
+    return {"themes": len(themes), "tools": st["tools"], "dropped": len(dropped), "given_companions": grown}
+
+
 def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     """Drop from the index the themes that failed `check_env` in a bench_pool journal; returns their ids."""
     from .pipeline import write_json_atomic
@@ -352,7 +433,10 @@ def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     return removed
 
 
-if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL]
+if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules]
     import sys
 
-    print(json.dumps(build_pool(sys.argv[1] if len(sys.argv) > 1 else None), indent=1))
+    if sys.argv[1:] == ["--refresh-rules"]:
+        print(json.dumps(refresh_rules(), indent=1))
+    else:
+        print(json.dumps(build_pool(sys.argv[1] if len(sys.argv) > 1 else None), indent=1))

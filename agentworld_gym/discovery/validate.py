@@ -72,8 +72,8 @@ def _rows(conn, sql: str, params=()) -> list[dict]:
 class _Case:
     """One generated test: arguments, plus a check run against the tool result and a reference DB."""
 
-    def __init__(self, args: dict, check, valid: bool):
-        self.args, self.check, self.valid = args, check, valid
+    def __init__(self, args: dict, check, valid: bool, rule: str = ""):
+        self.args, self.check, self.valid, self.rule = args, check, valid, rule  # rule: the rule kind a refused call breaks
 
 
 def _coerce(t: dict, args: dict) -> dict:
@@ -362,9 +362,11 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
     return None
 
 
-def _rule_cases(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, valid_args: dict) -> list[_Case]:
-    """Calls a business rule must refuse: change a closed record, delete one that still has children,
-    write a negative amount."""
+def rule_cases(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, valid_args: dict) -> list[_Case]:
+    """Calls a business rule must refuse, one per rule kind the template carries (`_Case.rule`): change
+    a closed record, an update that changes nothing, delete one that still has children, act through a
+    parent it does not belong to, overdraw a transfer, write past a limit or an over-long text, reuse an
+    id, refer to a record that does not exist."""
     fails = lambda r, conn: not r.ok  # noqa: E731
     out = []
     if not valid_args or not t.get("rules"):
@@ -372,25 +374,50 @@ def _rule_cases(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, valid_args: d
     table = t["table"]
     pk = spec.table(table).pk
     key = next((p for p in t["params"] if p["role"] == "key"), None)
+    one = lambda sql, args=(): ref.execute(sql, args).fetchone()  # noqa: E731
     if "terminal" in t["rules"] and key:
         col, ends = t["terminal"]
-        hit = ref.execute(f'SELECT "{pk}" FROM "{table}" WHERE "{col}" IN ({",".join("?" * len(ends))}) LIMIT 1', list(ends)).fetchone()
+        hit = one(f'SELECT "{pk}" FROM "{table}" WHERE "{col}" IN ({",".join("?" * len(ends))}) LIMIT 1', list(ends))
         if hit:
-            out.append(_Case({**valid_args, key["name"]: hit[0]}, fails, False))
+            out.append(_Case({**valid_args, key["name"]: hit[0]}, fails, False, "terminal"))
+    if "unchanged" in t["rules"] and key and key["name"] in valid_args:
+        row = _rows(ref, f'SELECT * FROM "{table}" WHERE "{pk}" = ?', (valid_args[key["name"]],))
+        same = {p["name"]: row[0][p["column"]] for p in t["params"] if p["role"] in ("value", "fk") and p["name"] in valid_args} if row else {}
+        if same and all(v is not None for v in same.values()):
+            out.append(_Case({**valid_args, **same}, fails, False, "unchanged"))
     if "children" in t["rules"] and key:
         for child, fk in t["children"]:
-            hit = ref.execute(f'SELECT "{fk}" FROM "{child}" WHERE "{fk}" IS NOT NULL LIMIT 1').fetchone()
+            hit = one(f'SELECT "{fk}" FROM "{child}" WHERE "{fk}" IS NOT NULL LIMIT 1')
             if hit:
-                out.append(_Case({**valid_args, key["name"]: hit[0]}, fails, False))
+                out.append(_Case({**valid_args, key["name"]: hit[0]}, fails, False, "children"))
                 break
+    if "ownership" in t["rules"] and key and key["name"] in valid_args:
+        for p in (p for p in t["params"] if p["role"] == "fk"):
+            other = one(f'SELECT "{spec.table(p["table"]).pk}" FROM "{p["table"]}" WHERE "{spec.table(p["table"]).pk}" NOT IN '
+                        f'(SELECT "{p["column"]}" FROM "{table}" WHERE "{pk}" = ?) LIMIT 1', (valid_args[key["name"]],))
+            if other:
+                out.append(_Case({**valid_args, p["name"]: other[0]}, fails, False, "ownership"))
+                break
+    if "balance" in t["rules"]:
+        amt = next(p["name"] for p in t["params"] if p["role"] == "amount")
+        out.append(_Case({**valid_args, amt: 10**12}, fails, False, "balance"))
     if "nonneg" in t["rules"]:
         p = next((p for p in t["params"] if p.get("column") in t["nonneg"] and p["schema"].get("type") in ("integer", "number")), None)
         if p:
-            out.append(_Case({**valid_args, p["name"]: -5}, fails, False))
+            out.append(_Case({**valid_args, p["name"]: -5}, fails, False, "nonneg"))
     if "textcap" in t["rules"]:
         p = next((p for p in t["params"] if p.get("column") in t["textcap"] and p["schema"].get("type") == "string" and "enum" not in p["schema"]), None)
         if p:
-            out.append(_Case({**valid_args, p["name"]: "x" * 201}, fails, False))
+            out.append(_Case({**valid_args, p["name"]: "x" * 201}, fails, False, "textcap"))
+    if "unique" in t["rules"]:
+        p = next(p for p in t["params"] if p["role"] == "newkey")
+        hit = one(f'SELECT "{pk}" FROM "{table}" LIMIT 1')
+        if hit:
+            out.append(_Case({**valid_args, p["name"]: hit[0]}, fails, False, "unique"))
+    if "references" in t["rules"]:
+        p = next((p for p in t["params"] if p["role"] == "fk" and p["schema"].get("type") == "string"), None)
+        if p:
+            out.append(_Case({**valid_args, p["name"]: MISSING}, fails, False, "references"))
     return out
 
 
@@ -436,10 +463,10 @@ def validate_tool(t: dict, tool: Tool, spec: ThemeSpec, blob: bytes, seed: int =
                 case.args = _coerce(t, case.args)
                 valid.append(case)
         invalid = _invalid_cases(t, valid[0].args if valid else {})
-        rule_cases = [] if t["kind"] == "compute" else _rule_cases(t, spec, ref, valid[0].args if valid else {})
+        refused = [] if t["kind"] == "compute" else rule_cases(t, spec, ref, valid[0].args if valid else {})
         n = max(len(invalid), 1)
-        cases = valid[:n] + invalid[:n] + rule_cases
-        report.tests = 2 * n + len(rule_cases)  # missing valid cases count as failures
+        cases = valid[:n] + invalid[:n] + refused
+        report.tests = 2 * n + len(refused)  # missing valid cases count as failures
         report.missing = n - len(valid[:n])
         mismatch = name_mismatch(t)
         if mismatch:
@@ -462,7 +489,7 @@ def validate_tool(t: dict, tool: Tool, spec: ThemeSpec, blob: bytes, seed: int =
                     report.passed += 1
                     report.valid_passed += case.valid
                 else:
-                    what = "valid call" if case.valid else ("call a rule must refuse" if case in rule_cases else "invalid call")
+                    what = "valid call" if case.valid else ("call a rule must refuse" if case in refused else "invalid call")
                     report.failures.append(f"{what} {case.args!r:.120}: {result.content[:120]}")
             finally:
                 conn.close()

@@ -25,7 +25,7 @@ from .facts import facts
 from .graph import LEVELS, Level, answer_of, dependency_graph, start_tools, start_weights, synthesize_graph_task
 from .programmatic import execute, synthesize_programmatic_task
 
-KINDS = ("graph", "programmatic", "mixed")
+KINDS = ("graph", "programmatic", "mixed", "rules")  # rules: tasks that exercise business rules (rules.py)
 DO_NOTHING = (None, "done", "")  # what an agent that did nothing submits; no task may accept it
 PRIOR_SAMPLE = 48  # candidate tasks per (theme, level, world) from which the frequent answers are read
 PRIOR_REPEATS = 2  # an answer seen this often in that sample is one a guesser would try
@@ -51,7 +51,10 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
     errors = []
     for level in range(difficulty, 0 if fallback else difficulty - 1, -1):
         for k in order:
-            make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
+            if k == "rules":
+                from .rules import synthesize_rule_task as make
+            else:
+                make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
             try:
                 # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more
                 task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), check=check,

@@ -60,7 +60,8 @@ def add_commands(sub) -> None:
     p.add_argument("--difficulty", "-d", type=int, default=1, choices=range(1, 6), metavar="{1-5}", help="difficulty level")
     p.add_argument("-n", type=int, default=100, help="number of tasks")
     p.add_argument("--seed", type=int, default=0, help="seed the task seeds are drawn from")
-    p.add_argument("--kind", choices=("graph", "programmatic", "mixed"), default="graph", help="tool-graph walks, programs with loops and branches, or both")
+    p.add_argument("--kind", choices=("graph", "programmatic", "mixed", "rules"), default="graph",
+                   help="tool-graph walks, programs with loops and branches, both, or tasks that exercise business rules (refusals, rule-respecting paths)")
     p.add_argument("--db-seed", type=int, default=0, help="which world of the theme")
     p.add_argument("--fallback", action="store_true", help="step down a level when the theme cannot make the requested one")
     p.add_argument("-o", "--out", required=True, help="output FILE.jsonl")

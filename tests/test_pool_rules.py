@@ -1,0 +1,165 @@
+"""Business rules of pool themes (issue 12 item 4): each rule kind refuses a violating call with a
+clear error and writes nothing; every pool theme's write tools enforce at least two kinds of rule,
+stated in its prompt; rule tasks (refusal, allowed, path) replay and beat do-nothing and constants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from agentworld_gym.envs import catalog, get_theme
+
+from agentworld_gym.actions import ToolCall
+from agentworld_gym.discovery.build import RULE_KINDS
+from agentworld_gym.discovery.pipeline import MIN_RULES, rule_count
+from agentworld_gym.discovery.validate import _coerce, _valid_case, rule_cases
+from agentworld_gym.synthesis import DO_NOTHING, cheap_answers, quality_problems, synthesize_task
+from agentworld_gym.tasks import verify
+from agentworld_gym.world import open_copy
+
+# a pool theme carrying each rule kind (found by scanning the index; any theme with the mark would do)
+KIND_THEMES = {
+    "terminal": "article-extractor-1", "unchanged": "query-analytics-desk-1", "children": "article-extractor-3",
+    "ownership": "firestore-server", "balance": "ccxt-cryptocurrency-exchange-server", "nonneg": "query-analytics-desk-1",
+    "textcap": "memory-bank", "unique": "hotel-booking-server", "references": "web-search-console-1",
+}
+MARKS = {"ref": "references"}
+
+
+def test_every_rule_kind_has_a_theme_here():
+    assert {MARKS.get(k, k) for k in RULE_KINDS} == set(KIND_THEMES)
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_THEMES))
+def test_a_call_breaking_the_rule_is_refused_clearly_and_writes_nothing(kind):
+    theme = get_theme(KIND_THEMES[kind])
+    blob = theme.world(0).template
+    tried = 0
+    for t in theme.templates:
+        if kind not in t.get("rules", ()):
+            continue
+        ref = open_copy(blob)
+        valid = next((c for c in (_valid_case(t, theme.spec, ref, np.random.default_rng(s)) for s in range(8)) if c is not None), None)
+        if valid is None:
+            continue
+        for case in (c for c in rule_cases(t, theme.spec, ref, _coerce(t, valid.args)) if c.rule == kind):
+            conn = open_copy(blob)
+            before = conn.execute("SELECT total_changes()").fetchone()[0]
+            result = theme.toolset.call(theme.db(conn), ToolCall(t["name"], dict(case.args)))
+            assert not result.ok, (t["name"], case.args)
+            assert conn.execute("SELECT total_changes()").fetchone()[0] == before  # nothing written
+            assert len(result.content) > 20 and "Traceback" not in result.content  # an observation that says why
+            # and the same call with the valid arguments goes through (the refusal is the rule's, not a broken tool)
+            ok = theme.toolset.call(theme.db(open_copy(blob)), ToolCall(t["name"], dict(_coerce(t, valid.args))))
+            assert ok.ok, ok.content
+            tried += 1
+    assert tried, f"no {kind} case built on {KIND_THEMES[kind]}"
+
+
+@pytest.mark.parametrize("theme_id", ["article-extractor-1", "query-analytics-desk-1"])
+def test_the_prompt_states_the_rules_the_tools_enforce(theme_id):
+    theme = get_theme(theme_id)
+    assert len(theme.spec.rules) >= MIN_RULES
+    assert all(r in theme.system_prompt for r in theme.spec.rules)
+
+
+def test_every_pool_theme_carries_at_least_two_kinds_of_rule():
+    from agentworld_gym.bench import heldout_themes
+    from agentworld_gym.discovery.pipeline import prepare
+    from agentworld_gym.discovery.pool import load_facts, recipe_source
+
+    facts = load_facts()
+    frozen = heldout_themes()
+    below = []
+    for tid, row in catalog._ROWS.items():
+        prep = prepare(recipe_source(row, facts), tid)
+        kept = [t for t in prep.templates if t["name"] in set(row[5])]
+        assert len(kept) == len(row[5]), f"{tid}: the index lists tools its recipe no longer makes"
+        if rule_count(prep.spec, kept) < MIN_RULES and tid not in frozen:
+            below.append(tid)
+    assert not below, below[:10]
+
+
+REFUSAL_THEMES = ["accessibility-audit-4", "agricultural-weather-service-4"]
+
+
+@pytest.mark.parametrize("theme_id", REFUSAL_THEMES)
+def test_refusal_task_needs_the_looked_up_fact_and_an_unchanged_world(theme_id):
+    theme = get_theme(theme_id)
+    task = synthesize_task(theme, 1, 0, kind="rules")
+    assert task.features["rule_task"] == "refusal" and task.state_hash is None
+    assert quality_problems(theme, task) == []
+    # the refused write really is refused by the tool, on a fresh copy, and writes nothing
+    conn = open_copy(theme.world(0).template)
+    before = conn.execute("SELECT total_changes()").fetchone()[0]
+    call = task.features["refused_call"]
+    assert not theme.toolset.call(theme.db(conn), ToolCall(call["name"], call["arguments"])).ok
+    assert conn.execute("SELECT total_changes()").fetchone()[0] == before
+    # the verifier: the gold answer in an untouched world passes; a changed world, do-nothing and constants fail
+    assert verify(task, task.answer, None, untouched=True).passed
+    assert not verify(task, task.answer, None, untouched=False).passed
+    assert not any(verify(task, a, None, untouched=True).passed for a in DO_NOTHING)
+    assert not any(verify(task, a, None, untouched=True).passed for a in cheap_answers(theme, task))
+
+
+def test_allowed_twin_and_path_tasks_need_the_change():
+    theme = get_theme("accessibility-audit-4")
+    allowed = synthesize_task(theme, 1, 1, kind="rules")
+    assert allowed.features["rule_task"] == "allowed" and allowed.state_hash is not None
+    assert "If the rules do not allow that" in allowed.instruction  # worded like the refusals
+    path_theme = get_theme("article-extractor-3")
+    path = synthesize_task(path_theme, 3, 0, kind="rules")
+    assert path.features["rule_task"] == "path" and path.features["rule"] == "children"
+    calls = [c["name"] for c in path.solution]
+    assert calls[-1] == path.features["refused_call"]["name"] and len(calls) >= 3  # the direct delete comes last
+    for theme_, task in ((theme, allowed), (path_theme, path)):
+        assert quality_problems(theme_, task) == []
+        # do-nothing (the initial world) fails the state check; the gold end state passes
+        from agentworld_gym.synthesis.facts import facts
+
+        fx = facts(theme_, 0)
+        assert not verify(task, "done", fx.initial_hash(task.state_tables), True).passed
+        assert verify(task, "done", task.state_hash, True).passed
+
+
+def test_rule_tasks_play_in_the_env_with_the_oracle():
+    import gymnasium as gym
+
+    from agentworld_gym.policies.base import OraclePolicy
+
+    env = gym.make("AgentWorld/accessibility-audit-4-v0", task_kind="rules", difficulty=1)
+    try:
+        shapes = set()
+        for seed in range(4):
+            obs, info = env.reset(seed=seed)
+            shapes.add(env.unwrapped.task.features["rule_task"])
+            policy = OraclePolicy(env.unwrapped)
+            done, reward = False, 0.0
+            while not done:
+                obs, reward, term, trunc, info = env.step(policy.act(obs, info))
+                done = term or trunc
+            assert reward == 1.0, info.get("verification")
+        assert shapes  # rule tasks were played
+    finally:
+        env.close()
+
+
+def test_refresh_rules_grows_a_theme_below_the_floor_and_drops_a_read_only_server(tmp_path):
+    import json
+
+    from agentworld_gym.discovery.infer import slugify
+    from agentworld_gym.discovery.pipeline import prepare
+    from agentworld_gym.discovery.pool import DATA, FACTS, INDEX, load_facts, recipe_source, refresh_rules
+
+    facts = load_facts()
+    grown = list(catalog._ROWS["query-analytics-desk-2"])  # a catalog theme the refresh gave rule companions
+    companions = {t["name"] for t in prepare(recipe_source(grown, facts), grown[0]).templates if t.get("companion") == "rules"}
+    assert companions & set(grown[5])
+    before = [*grown[:5], [n for n in grown[5] if n not in companions], *grown[6:]]
+    i = next(i for i, f in enumerate(facts) if slugify(f[0]) == "exa-search")  # a search API: read tools only
+    read_only = ["exa-search", grown[1], "search", "toucan", str(i), [t[0] for t in facts[i][2]], 1.0, "x"]
+    (tmp_path / FACTS).symlink_to(DATA / FACTS)
+    (tmp_path / INDEX).write_text(json.dumps({"version": 1, "stats": {}, "themes": [before, read_only]}))
+    out = refresh_rules(tmp_path, progress=False, journal=tmp_path / "journal.jsonl")
+    assert out["dropped"] == 1 and out["given_companions"] == 1
+    rows = json.loads((tmp_path / INDEX).read_text())["themes"]
+    assert [r[0] for r in rows] == ["query-analytics-desk-2"] and set(rows[0][5]) == set(grown[5])
