@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Issue 16 item 1 at this machine's scale: SFT and SFT+GRPO (SmolLM2-135M, CPU, 1 thread each) for seeds
+# 0,1,2, each evaluated on the same 100 stratified held-out v2 tasks (20 categories x 5 levels, bench seed 0),
+# beside the untrained model (40 tasks) and the null baselines. Resumable: a stage whose output exists is skipped.
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+R=benchmarks/results/reproduce_v2 W=runs/v2 AW=(.venv/bin/python -m agentworld_gym.cli)
+export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 CUDA_VISIBLE_DEVICES=""
+mkdir -p $R $W
+stage() {  # stage OUTPUT COMMAND...
+  local out=$1; shift
+  [[ -e $out ]] && return 0
+  local t=$SECONDS; local log=${out//\//_}; "$@" > "$R/logs/${log}.log" 2>&1; local rc=$?
+  printf '%s\t%s\trc=%s\t%s\n' "$out" "$((SECONDS - t))" "$rc" "$*" >> $R/wall_times.tsv
+  return $rc
+}
+mkdir -p $R/logs
+seed() {
+  local s=$1
+  stage $W/sft-s$s/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $W/sft-s$s --n-examples 64 \
+    --batch-size 4 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --save-every 4 --seed $s --device cpu --no-progress &&
+  stage $R/heldout_sft_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/sft-s$s/final --episodes 100 --out $R/heldout_sft_s$s &&
+  stage $W/grpo-s$s/final/config.json "${AW[@]}" train grpo --model $W/sft-s$s/final --out-dir $W/grpo-s$s --steps 4 \
+    --group-size 4 --tasks-per-step 4 --lr 1e-5 --kl-coef 0.01 --max-new-tokens 48 --max-turns 4 --save-every 1 \
+    --difficulties 1,2 --seed $s --device cpu --no-progress &&
+  stage $R/heldout_sft_grpo_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/grpo-s$s/final --episodes 100 --out $R/heldout_sft_grpo_s$s
+}
+for p in oracle; do stage $R/heldout_null_$p.json "${AW[@]}" bench --suite heldout --policy $p --episodes 100 --out $R/heldout_null_$p; done
+# run_seeds.sh [SEED...] [base]: the given seeds in parallel (default 0 1 2 base); "base" adds the untrained model
+args=("$@"); [[ $# -eq 0 ]] && args=(0 1 2 base)
+for a in "${args[@]}"; do
+  if [[ $a == base ]]; then
+    stage $R/heldout_base.json "${AW[@]}" bench --suite heldout --policy smollm2-135m --episodes 40 --out $R/heldout_base &
+  else
+    seed "$a" &
+  fi
+done
+wait
