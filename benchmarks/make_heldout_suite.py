@@ -8,8 +8,8 @@ flagship stays available for training; the trainer excludes whatever themes have
 `themes_per_category` themes (sorted by a seeded hash of their id, so the pick does not lean on
 alphabetical order, one per blueprint) that make a verified task at every difficulty 1-5 get
 `tasks_per_level` tasks per level (mixed kinds). Tasks pass the tasks-v2 quality filter: goals, not
-scripts; every gold call needed; no answer a cheap strategy gives. The suite before tasks v2 is kept
-in benchmarks/suites/heldout-v1 because the README's trained-model results cite it.
+scripts; every gold call needed; no answer a cheap strategy gives. Its 60 themes are frozen in the
+pool build (discovery.pool.FROZEN), so rebuilding the pool does not change the worlds the suite plays.
 Writes to a temporary folder first and swaps it in at the end, so an interrupted run changes nothing.
 """
 
