@@ -411,6 +411,35 @@ def refresh_rules(data_dir: Path = DATA, progress: bool = True, journal: str | P
     return {"themes": len(themes), "tools": st["tools"], "dropped": len(dropped), "given_companions": grown}
 
 
+def grow_catalog(extra: int, data_dir: Path = DATA, profiles: str | Path | None = None, progress: bool = True) -> dict:
+    """Top an existing index up with `extra` more composed catalog themes, planned and built exactly as
+    the full build plans them (each < MAX_OVERLAP from every theme already in the index, >= MIN_RULES
+    rules), without rebuilding the rest. Resumable through the build journal."""
+    from ..envs import taxonomy
+    from .entities import PROFILES, plan_catalog
+    from .pipeline import prepare, write_json_atomic
+
+    data = json.loads((data_dir / INDEX).read_text(encoding="utf-8"))
+    facts = load_facts(data_dir)
+    _, used = base_jobs(facts, PER_L2, data_dir)
+    used |= {t[0] for t in data["themes"]}
+    index = OverlapIndex(flagship_features())
+    for row in data["themes"]:
+        index.add(row[0], features_of(prepare(recipe_source(row, facts), row[0]).spec))
+    plan = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, target=extra, covered={t[1] for t in data['themes']})
+    journal = journal_path(data_dir)
+    done = read_journal(journal)
+    run_jobs(plan, journal, done, "pool: more composed catalog", progress)
+    new = [done[tid] for tid, _, _ in plan if done.get(tid, {}).get("ok")]
+    data["themes"] += [[r["id"], r["code"], r["label"], r["source"], r["ref"], r["tools"], r["pass_rate"], r["fp"]] for r in new]
+    themes = data["themes"]
+    data["stats"].update(themes=len(themes), tools=sum(len(t[5]) for t in themes), fingerprints=len({t[7] for t in themes}),
+                         l2=len({t[1] for t in themes}), l1=len({taxonomy.L2[t[1]].parent for t in themes}),
+                         grown_catalog=data["stats"].get("grown_catalog", 0) + len(new))
+    write_json_atomic(data_dir / INDEX, data)
+    return {"themes": len(themes), "tools": data["stats"]["tools"], "planned": len(plan), "added": len(new)}
+
+
 def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     """Drop from the index the themes that failed `check_env` in a bench_pool journal; returns their ids."""
     from .pipeline import write_json_atomic
@@ -433,10 +462,12 @@ def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     return removed
 
 
-if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules]
+if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules | --grow N]
     import sys
 
     if sys.argv[1:] == ["--refresh-rules"]:
         print(json.dumps(refresh_rules(), indent=1))
+    elif sys.argv[1:2] == ["--grow"]:  # --grow N: N more composed catalog themes on top of the index
+        print(json.dumps(grow_catalog(int(sys.argv[2])), indent=1))
     else:
         print(json.dumps(build_pool(sys.argv[1] if len(sys.argv) > 1 else None), indent=1))
