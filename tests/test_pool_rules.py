@@ -18,9 +18,9 @@ from agentworld_gym.world import open_copy
 
 # a pool theme carrying each rule kind (found by scanning the index; any theme with the mark would do)
 KIND_THEMES = {
-    "terminal": "article-extractor-1", "unchanged": "query-analytics-desk-1", "children": "article-extractor-3",
-    "ownership": "firestore-server", "balance": "ccxt-cryptocurrency-exchange-server", "nonneg": "query-analytics-desk-1",
-    "textcap": "memory-bank", "unique": "hotel-booking-server", "references": "web-search-console-1",
+    "terminal": "a11y-mcp", "unchanged": "12306-mcp-server", "children": "task-manager",
+    "ownership": "firestore-server", "balance": "ccxt-cryptocurrency-exchange-server", "nonneg": "add-test",
+    "textcap": "memory-bank", "unique": "hotel-booking-server", "references": "alpha-vantage-mcp",
 }
 MARKS = {"ref": "references"}
 
@@ -55,7 +55,7 @@ def test_a_call_breaking_the_rule_is_refused_clearly_and_writes_nothing(kind):
     assert tried, f"no {kind} case built on {KIND_THEMES[kind]}"
 
 
-@pytest.mark.parametrize("theme_id", ["article-extractor-1", "query-analytics-desk-1"])
+@pytest.mark.parametrize("theme_id", ["a11y-mcp", "12306-mcp-server"])
 def test_the_prompt_states_the_rules_the_tools_enforce(theme_id):
     theme = get_theme(theme_id)
     assert len(theme.spec.rules) >= MIN_RULES
@@ -79,7 +79,7 @@ def test_every_pool_theme_carries_at_least_two_kinds_of_rule():
     assert not below, below[:10]
 
 
-REFUSAL_THEMES = ["accessibility-audit-4", "agricultural-weather-service-4"]
+REFUSAL_THEMES = ["task-manager", "12306-mcp-server"]
 
 
 @pytest.mark.parametrize("theme_id", REFUSAL_THEMES)
@@ -101,24 +101,20 @@ def test_refusal_task_needs_the_looked_up_fact_and_an_unchanged_world(theme_id):
     assert not any(verify(task, a, None, untouched=True).passed for a in cheap_answers(theme, task))
 
 
-def test_allowed_twin_and_path_tasks_need_the_change():
-    theme = get_theme("accessibility-audit-4")
+def test_allowed_twin_needs_the_change():
+    # (path tasks, "remove X with all its Y", are measured by bench_rules.py: the recomposed pool has few or
+    # no themes whose child table has both a delete and a listing tool, so no fixed theme is pinned here)
+    theme = get_theme(REFUSAL_THEMES[0])
     allowed = synthesize_task(theme, 1, 1, kind="rules")
     assert allowed.features["rule_task"] == "allowed" and allowed.state_hash is not None
     assert "If the rules do not allow that" in allowed.instruction  # worded like the refusals
-    path_theme = get_theme("article-extractor-3")
-    path = synthesize_task(path_theme, 3, 0, kind="rules")
-    assert path.features["rule_task"] == "path" and path.features["rule"] == "children"
-    calls = [c["name"] for c in path.solution]
-    assert calls[-1] == path.features["refused_call"]["name"] and len(calls) >= 3  # the direct delete comes last
-    for theme_, task in ((theme, allowed), (path_theme, path)):
-        assert quality_problems(theme_, task) == []
-        # do-nothing (the initial world) fails the state check; the gold end state passes
-        from agentworld_gym.synthesis.facts import facts
+    assert quality_problems(theme, allowed) == []
+    # do-nothing (the initial world) fails the state check; the gold end state passes
+    from agentworld_gym.synthesis.facts import facts
 
-        fx = facts(theme_, 0)
-        assert not verify(task, "done", fx.initial_hash(task.state_tables), True).passed
-        assert verify(task, "done", task.state_hash, True).passed
+    fx = facts(theme, 0)
+    assert not verify(allowed, "done", fx.initial_hash(allowed.state_tables), True).passed
+    assert verify(allowed, "done", allowed.state_hash, True).passed
 
 
 def test_rule_tasks_play_in_the_env_with_the_oracle():
@@ -126,7 +122,7 @@ def test_rule_tasks_play_in_the_env_with_the_oracle():
 
     from agentworld_gym.policies.base import OraclePolicy
 
-    env = gym.make("AgentWorld/accessibility-audit-4-v0", task_kind="rules", difficulty=1)
+    env = gym.make(f"AgentWorld/{REFUSAL_THEMES[0]}-v0", task_kind="rules", difficulty=1)
     try:
         shapes = set()
         for seed in range(4):
@@ -151,7 +147,7 @@ def test_refresh_rules_grows_a_theme_below_the_floor_and_drops_a_read_only_serve
     from agentworld_gym.discovery.pool import DATA, FACTS, INDEX, load_facts, recipe_source, refresh_rules
 
     facts = load_facts()
-    grown = list(catalog._ROWS["query-analytics-desk-2"])  # a catalog theme the refresh gave rule companions
+    grown = list(catalog._ROWS["webcheck-mcp"])  # a catalog theme the refresh gave rule companions
     companions = {t["name"] for t in prepare(recipe_source(grown, facts), grown[0]).templates if t.get("companion") == "rules"}
     assert companions & set(grown[5])
     before = [*grown[:5], [n for n in grown[5] if n not in companions], *grown[6:]]
@@ -162,4 +158,4 @@ def test_refresh_rules_grows_a_theme_below_the_floor_and_drops_a_read_only_serve
     out = refresh_rules(tmp_path, progress=False, journal=tmp_path / "journal.jsonl")
     assert out["dropped"] == 1 and out["given_companions"] == 1
     rows = json.loads((tmp_path / INDEX).read_text())["themes"]
-    assert [r[0] for r in rows] == ["query-analytics-desk-2"] and set(rows[0][5]) == set(grown[5])
+    assert [r[0] for r in rows] == ["webcheck-mcp"] and set(rows[0][5]) == set(grown[5])

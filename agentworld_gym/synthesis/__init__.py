@@ -51,14 +51,15 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
     errors = []
     for level in range(difficulty, 0 if fallback else difficulty - 1, -1):
         for k in order:
-            if k == "rules":
+            options = {"check": check}
+            if k == "rules":  # rule tasks ask for a change or, where a rule forbids it, for a fact: no answers-only mode
                 from .rules import synthesize_rule_task as make
             else:
                 make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
+                options["answers_only"] = answers_only
             try:
                 # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more
-                task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), check=check,
-                            answers_only=answers_only)
+                task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), **options)
             except TaskError as exc:
                 errors.append(str(exc))
                 continue
