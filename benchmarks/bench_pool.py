@@ -77,18 +77,12 @@ def check_all(args: Args, ids: list[str]) -> dict:
     import gymnasium as gym
     from tqdm import tqdm
 
+    from agentworld_gym.discovery.pool import read_journal
     from agentworld_gym.utils.check import check_env
 
     journal = Path(args.journal)
     journal.parent.mkdir(parents=True, exist_ok=True)
-    done = {}
-    if journal.exists():
-        for line in journal.read_text().splitlines():
-            try:
-                r = json.loads(line)
-                done[r["id"]] = r
-            except (json.JSONDecodeError, KeyError):
-                pass
+    done = read_journal(journal)
     seeds = tuple(int(s) for s in args.seeds.split(","))
     with journal.open("a") as log:
         for tid in tqdm([i for i in ids if i not in done], desc="check_env", unit="theme"):

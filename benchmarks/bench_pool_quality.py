@@ -260,18 +260,12 @@ def main() -> None:
     if args.limit:
         ids = sorted(rng.sample(ids, min(args.limit, len(ids))))
     seeds = tuple(int(s) for s in args.level_seeds.split(","))
+    from agentworld_gym.discovery.pool import read_journal
     from agentworld_gym.world import cache_dir
 
     journal = Path(args.journal) if args.journal else cache_dir() / "pool_quality.jsonl"
     journal.parent.mkdir(parents=True, exist_ok=True)
-    done: dict[str, dict] = {}
-    if journal.exists():
-        for line in journal.read_text(encoding="utf-8").splitlines():
-            try:
-                r = json.loads(line)
-                done[r["id"]] = r
-            except (json.JSONDecodeError, KeyError):
-                continue  # a torn last line is redone
+    done = read_journal(journal)
     t0 = time.perf_counter()
     with journal.open("a", encoding="utf-8") as log:
         for tid in tqdm([i for i in ids if i not in done] if args.measure else [], desc="pool quality", unit="theme"):
@@ -284,19 +278,13 @@ def main() -> None:
             done[tid] = rec
     recs = [done[i] for i in ids if i in done and "error" not in done[i]]
     # overlap, table-name sets and names vs content always cover the whole registry (no worlds needed)
-    from agentworld_gym.discovery.pool import load_facts
     from agentworld_gym.envs import catalog
+
+    from agentworld_gym.discovery.pool import load_facts
 
     every = sorted(e.id for e in entries() if e.source in ("flagship", "catalog", "toucan"))
     shape_path = Path(args.shapes) if args.shapes else cache_dir() / "pool_shapes.jsonl"
-    shapes: dict[str, dict] = {}
-    if shape_path.exists():
-        for line in shape_path.read_text(encoding="utf-8").splitlines():
-            try:
-                r = json.loads(line)
-                shapes[r["id"]] = r
-            except (json.JSONDecodeError, KeyError):
-                continue
+    shapes = read_journal(shape_path)
     facts = load_facts()
     with shape_path.open("a", encoding="utf-8") as log:
         for tid in tqdm([i for i in every if i not in shapes], desc="pool shapes", unit="theme"):

@@ -159,16 +159,10 @@ def check_themes(ids: list[str], journal: Path) -> dict:
     import gymnasium as gym
     from tqdm import tqdm
 
+    from agentworld_gym.discovery.pool import read_journal
     from agentworld_gym.utils.check import check_env
 
-    done = {}
-    if journal.exists():
-        for line in journal.read_text().splitlines():
-            try:
-                r = json.loads(line)
-                done[r["id"]] = r
-            except (json.JSONDecodeError, KeyError):
-                pass
+    done = read_journal(journal)
     with journal.open("a") as log:
         for tid in tqdm([i for i in ids if i not in done], desc="check_env", unit="theme"):
             try:

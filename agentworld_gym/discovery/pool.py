@@ -169,6 +169,7 @@ def journal_path(data_dir: Path = DATA) -> Path:
 
 
 def read_journal(journal: Path) -> dict[str, dict]:
+    """{id: record} of a JSONL journal (one record a line); a missing file is an empty journal."""
     done = {}
     if journal.exists():
         for line in journal.read_text(encoding="utf-8").splitlines():
@@ -365,14 +366,7 @@ def refresh_rules(data_dir: Path = DATA, progress: bool = True, journal: str | P
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]  # a journal belongs to the index it was made from
     journal = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-rules-{digest}.jsonl"
     journal.parent.mkdir(parents=True, exist_ok=True)
-    done = {}
-    if journal.exists():
-        for line in journal.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-                done[rec["id"]] = rec
-            except (json.JSONDecodeError, KeyError):
-                continue
+    done = read_journal(journal)
     with journal.open("a", encoding="utf-8") as log:
         for row in tqdm(data["themes"], desc="rules", unit="theme", disable=not progress):
             tid = row[0]
