@@ -260,12 +260,17 @@ def test_entity_composition_links_children_to_present_parents_and_plans_distinct
 
 def test_composed_catalog_themes_are_distinct_and_the_frozen_suite_themes_keep_their_recipes():
     from agentworld_gym.discovery.entities import features
-    from agentworld_gym.discovery.pool import FROZEN, MAX_OVERLAP, OverlapIndex
+    from agentworld_gym.discovery.pool import FROZEN, MAX_OVERLAP, OverlapIndex, base_jobs, load_facts
 
     rows = json.loads(catalog.INDEX_PATH.read_text())["themes"]
     heldout = {p.stem for p in (Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "heldout").glob("*.jsonl")}
     assert heldout == FROZEN
-    assert {r[0] for r in rows if r[3] == "catalog" and not isinstance(r[4], dict)} == FROZEN  # archetype variants only where frozen
+    assert not [r[0] for r in rows if r[3] == "catalog" and not isinstance(r[4], dict)]  # no archetype variants are left
+    by_id = {r[0]: r for r in rows}
+    assert all(by_id[t][3] == "catalog" and isinstance(by_id[t][4], dict) for t in FROZEN)  # held out from the composed catalog
+    # a rebuild takes the frozen themes' recipes from the committed index, not from a fresh plan
+    frozen_jobs = {tid: ref for tid, _, ref in base_jobs(load_facts())[0] if tid in FROZEN}
+    assert frozen_jobs == {t: by_id[t][4] for t in FROZEN}
     index = OverlapIndex()
     composed = [r for r in rows if isinstance(r[4], dict)]
     assert len(composed) >= 1000
