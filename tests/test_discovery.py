@@ -278,3 +278,37 @@ def test_composed_catalog_themes_are_distinct_and_the_frozen_suite_themes_keep_t
         feats = features(r[4]["entities"])
         assert index.nearest(feats)[1] < MAX_OVERLAP, r[0]
         index.add(r[0], feats)
+
+
+_OPENED: list[str] | None = None  # paths opened while a test records them (an audit hook cannot be removed)
+
+
+def _record_opens(event, args):
+    if _OPENED is not None and event == "open" and isinstance(args[0], str | bytes | Path):
+        _OPENED.append(str(args[0]))
+
+
+def test_the_catalog_plan_reads_the_shipped_profile_facts_not_the_shared_folder():
+    global _OPENED
+    from agentworld_gym.discovery import entities
+    from agentworld_gym.discovery.pool import OverlapIndex
+
+    assert entities.PROFILES.is_file() and "shared" not in entities.PROFILES.resolve().parts
+    sys.addaudithook(_record_opens)
+    _OPENED = []
+    try:
+        plan = entities.plan_catalog(entities.PROFILES, OverlapIndex(), set(), target=25)
+        opened = list(_OPENED)
+    finally:
+        _OPENED = None
+    assert len(plan) >= 25 and entities.PROFILES.as_posix() in {Path(p).resolve().as_posix() for p in opened}
+    assert not [p for p in opened if "shared" in Path(p).resolve().parts], opened
+
+
+def test_the_shipped_profile_facts_are_what_the_planner_reads_from_the_full_catalogue(shared_data, tmp_path):
+    from agentworld_gym.discovery.entities import PROFILES, read_profiles, write_profile_facts
+
+    src = shared_data / "catalogs" / "tensorblock_mcp_profiles.jsonl"
+    assert read_profiles(PROFILES) == read_profiles(src)
+    assert write_profile_facts(src, tmp_path / "p.jsonl.gz") == len(read_profiles(PROFILES))
+    assert (tmp_path / "p.jsonl.gz").read_bytes() == PROFILES.read_bytes()  # the same catalogue gives the same bytes

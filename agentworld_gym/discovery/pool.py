@@ -250,7 +250,7 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
         from ..errors import ConfigError
 
         raise ConfigError(f"Expected the TensorBlock server profiles the catalog is composed from at {profiles or PROFILES}, got no file. "
-                          "Pass profiles=PATH (tensorblock_mcp_profiles.jsonl from ../shared/data/catalogs).")
+                          "Pass profiles=PATH, or derive it: python -m agentworld_gym.discovery.pool --profiles tensorblock_mcp_profiles.jsonl.")
     cat_jobs = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, limit=limit, covered=covered)
     run_jobs(cat_jobs, journal, done, "pool: composed catalog", progress)
     order = [j[0] for j in kept_jobs if j[0] not in merged] + [j[0] for j in cat_jobs]
@@ -462,10 +462,14 @@ def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     return removed
 
 
-if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules | --grow N]
+if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules | --grow N | --profiles SRC]
     import sys
 
-    if sys.argv[1:] == ["--refresh-rules"]:
+    if sys.argv[1:2] == ["--profiles"]:  # --profiles SRC: derive envs/data's profile facts from the full TensorBlock catalogue
+        from .entities import write_profile_facts
+
+        print(write_profile_facts(sys.argv[2]), "profiles kept")
+    elif sys.argv[1:] == ["--refresh-rules"]:
         print(json.dumps(refresh_rules(), indent=1))
     elif sys.argv[1:2] == ["--grow"]:  # --grow N [L2-33,L2-34]: N more composed catalog themes (per listed L2 category)
         print(json.dumps(grow_catalog(int(sys.argv[2]), codes=tuple(sys.argv[3].split(",")) if len(sys.argv) > 3 else ()), indent=1))
