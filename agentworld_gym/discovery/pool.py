@@ -406,6 +406,51 @@ def refresh_rules(data_dir: Path = DATA, progress: bool = True, journal: str | P
     return {"themes": len(themes), "tools": st["tools"], "dropped": len(dropped), "given_companions": grown}
 
 
+def refresh_paths(data_dir: Path = DATA, progress: bool = True, journal: str | Path | None = None) -> dict:
+    """Give each composed catalog theme the removal-path tools its recipe now plans
+    (forge.path_companions) without a full rebuild: the theme is run through the pipeline again and
+    companions are added to its row when all of them pass validation; its other tools stay as they are.
+    Held-out themes are left alone. Resumable (JSONL journal, one line per theme)."""
+    from tqdm import tqdm
+
+    from ..world import cache_dir
+    from .pipeline import prepare, run_source, write_json_atomic
+
+    text = (data_dir / INDEX).read_text(encoding="utf-8")
+    data = json.loads(text)
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]  # a journal belongs to the index it was made from
+    journal = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-paths-{digest}.jsonl"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    done = read_journal(journal)
+    rows = [r for r in data["themes"] if isinstance(r[4], dict) and r[0] not in FROZEN]
+    with journal.open("a", encoding="utf-8") as log:
+        for row in tqdm(rows, desc="path companions", unit="theme", disable=not progress):
+            tid = row[0]
+            if tid in done:
+                continue
+            src = recipe_source(row)
+            wanted = [t["name"] for t in prepare(src, tid).templates if t.get("companion") == "paths" and t["name"] not in row[5]]
+            rec = {"id": tid, "wanted": wanted, "added": []}
+            if wanted:
+                res = run_source(src, tid)
+                kept = {t["name"] for t in res.templates} if res.ok else set()
+                rec["added"] = wanted if kept >= set(wanted) else []  # the whole path or nothing
+                rec["pass_rate"] = round(res.pass_rate, 4)
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            done[tid] = rec
+    added = 0
+    for row in data["themes"]:
+        rec = done.get(row[0])
+        if rec and rec["added"] and set(rec["added"]) == set(rec["wanted"]):
+            row[5] = [*row[5], *rec["added"]]
+            added += 1
+    st = data["stats"]
+    st.update(themes=len(data["themes"]), tools=sum(len(t[5]) for t in data["themes"]), given_path_companions=st.get("given_path_companions", 0) + added)
+    write_json_atomic(data_dir / INDEX, data)
+    return {"themes": len(data["themes"]), "tools": st["tools"], "wanted": sum(bool(r["wanted"]) for r in done.values()), "given": added}
+
+
 def grow_catalog(extra: int, data_dir: Path = DATA, profiles: str | Path | None = None, progress: bool = True,
                  codes: tuple[str, ...] = ()) -> dict:
     """Top an existing index up with `extra` more composed catalog themes, planned and built exactly as
@@ -462,13 +507,15 @@ def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     return removed
 
 
-if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules | --grow N | --profiles SRC]
+if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules | --refresh-paths | --grow N | --profiles SRC]
     import sys
 
     if sys.argv[1:2] == ["--profiles"]:  # --profiles SRC: derive envs/data's profile facts from the full TensorBlock catalogue
         from .entities import write_profile_facts
 
         print(write_profile_facts(sys.argv[2]), "profiles kept")
+    elif sys.argv[1:] == ["--refresh-paths"]:
+        print(json.dumps(refresh_paths(), indent=1))
     elif sys.argv[1:] == ["--refresh-rules"]:
         print(json.dumps(refresh_rules(), indent=1))
     elif sys.argv[1:2] == ["--grow"]:  # --grow N [L2-33,L2-34]: N more composed catalog themes (per listed L2 category)
