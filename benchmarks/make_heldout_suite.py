@@ -10,7 +10,8 @@ nearest neighbour among all registered themes overlaps its {table.column} set by
 write tools enforce >= MIN_RULES kinds of business rule, and it makes a verified task at every
 difficulty 1-5. For each L1 category the first `themes_per_category` qualifying themes (sorted by a
 seeded hash of their id, so the pick does not lean on alphabetical order) get `tasks_per_level` tasks
-per level (mixed kinds). Tasks pass the tasks-v2 quality filter: goals, not scripts; every gold call
+per level (mixed kinds); themes already held out (discovery.pool.FROZEN) that still qualify come first, so
+re-running after the pool grows keeps the suite as it is (`--fresh` picks anew). Tasks pass the tasks-v2 quality filter: goals, not scripts; every gold call
 needed; no answer a cheap strategy gives. Put the printed ids into discovery.pool.FROZEN, so
 rebuilding the pool keeps the worlds the suite plays byte-identical.
 Writes to a temporary folder first and swaps it in at the end, so an interrupted run changes nothing.
@@ -44,6 +45,8 @@ class Args:
     fallback: str = "toucan"
     """theme source drawn from where a category lacks qualifying composed catalog themes ("" for none)"""
     out: str = str(OUT)
+    fresh: bool = False
+    """ignore the current held-out themes (discovery.pool.FROZEN) instead of keeping those that still qualify"""
 
 
 def _order(theme_id: str, seed: int) -> str:
@@ -73,7 +76,7 @@ def main(args: Args) -> None:
     from agentworld_gym.envs import catalog
 
     from agentworld_gym.discovery.pipeline import MIN_RULES
-    from agentworld_gym.discovery.pool import MAX_OVERLAP
+    from agentworld_gym.discovery.pool import FROZEN, MAX_OVERLAP
 
     fallback = {args.fallback} - {"", "flagship", "catalog"}
     by_cat: dict[str, list[str]] = defaultdict(list)
@@ -82,8 +85,9 @@ def main(args: Args) -> None:
         if composed or e.source in fallback:
             by_cat[e.category].append(e.id)
     ok = floors({tid for ids in by_cat.values() for tid in ids})
-    for cat in by_cat:  # composed catalog themes first, each group in seeded-hash order
-        by_cat[cat].sort(key=lambda t: (envs.registry.get_entry(t).source != "catalog", _order(t, args.seed)))
+    kept = set() if args.fresh else FROZEN
+    for cat in by_cat:  # held-out themes first, then composed catalog themes, each group in seeded-hash order
+        by_cat[cat].sort(key=lambda t: (t not in kept, envs.registry.get_entry(t).source != "catalog", _order(t, args.seed)))
     out = Path(args.out)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -124,5 +128,6 @@ if __name__ == "__main__":
     p.add_argument("--seed", type=int, default=Args.seed)
     p.add_argument("--fallback", default=Args.fallback)
     p.add_argument("--out", default=Args.out)
+    p.add_argument("--fresh", action="store_true", help="pick anew, ignoring the current held-out themes")
     a = p.parse_args()
-    main(Args(a.themes_per_category, a.tasks_per_level, a.seed, a.fallback, a.out))
+    main(Args(a.themes_per_category, a.tasks_per_level, a.seed, a.fallback, a.out, a.fresh))
