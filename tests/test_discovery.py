@@ -312,3 +312,16 @@ def test_the_shipped_profile_facts_are_what_the_planner_reads_from_the_full_cata
     assert read_profiles(PROFILES) == read_profiles(src)
     assert write_profile_facts(src, tmp_path / "p.jsonl.gz") == len(read_profiles(PROFILES))
     assert (tmp_path / "p.jsonl.gz").read_bytes() == PROFILES.read_bytes()  # the same catalogue gives the same bytes
+
+
+def test_no_registered_theme_overlaps_its_nearest_neighbour_at_the_limit():
+    """The pool floor over the whole registry (flagships, composed catalog, Toucan; held-out themes included)."""
+    from agentworld_gym.discovery.pipeline import prepare
+    from agentworld_gym.discovery.pool import MAX_OVERLAP, OverlapIndex, features_of, flagship_features, load_facts, recipe_source
+
+    facts = load_facts()
+    feats = flagship_features()
+    feats.update({tid: features_of(prepare(recipe_source(row, facts), tid).spec) for tid, row in catalog._ROWS.items()})
+    index = OverlapIndex(feats)
+    over = [(tid, *index.nearest(f, skip=tid)) for tid, f in feats.items() if index.nearest(f, skip=tid)[1] >= MAX_OVERLAP]
+    assert len(feats) >= 2000 and not over, over[:5]
