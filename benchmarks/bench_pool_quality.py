@@ -17,7 +17,8 @@ Figures (written to benchmarks/results/pool_quality.{json,md}):
 - tool classes by name (what the server's tool is) and by forging (what it became), and the
   pass rate of the behaviour tests of delete and compute tools, re-run here with another seed;
 - rule violations and date-order violations in every initial world; duplicate first rows;
-- themes able to synthesize a verified task at each difficulty level (seeds 0 and 1).
+- themes able to synthesize a verified task at each difficulty level (seeds 0 and 1): a graph task, and
+  any kind (graph or programmatic, what `kind="mixed"` draws from), by source, with 95% Wilson intervals.
 Overlap, table-name sets and names vs content always cover every registered theme (read from the
 recipes, no world built); the other figures cover the themes measured in full (`--limit` samples them).
 Baselines in the same run: the same overlap measured on a shuffled pairing (chance level), and the
@@ -120,18 +121,18 @@ def measure(tid: str, level_seeds: tuple[int, ...]) -> dict:
         rec["drop_reasons"] = [d[1] for t in kept for d in t.get("dropped", ())]
         rec["classes"] = [[name_class(t["name"]) if t.get("real") and not t.get("companion") else "composed", forged_class(t["kind"])] for t in kept]
         rec["behaviour_tools"] = [t["name"] for t in kept if t["kind"] in ("delete", "compute")]
-    reach = []
-    for level in range(1, 6):
-        ok = False
+    def makes(level: int, kind: str) -> bool:
         for s in level_seeds:
             try:
-                synthesize_task(theme, level, s)
-                ok = True
-                break
+                synthesize_task(theme, level, s, kind)
+                return True
             except TaskError:
                 continue
-        reach.append(ok)
-    rec["levels"] = reach
+        return False
+
+    rec["levels"] = [makes(level, "graph") for level in range(1, 6)]
+    # any kind: a graph task or, failing that, a programmatic one (what `kind="mixed"` draws from)
+    rec["levels_any"] = [g or makes(level, "programmatic") for level, g in zip(range(1, 6), rec["levels"], strict=True)]
     conn.close()
     return rec
 
@@ -309,7 +310,21 @@ def main() -> None:
     has_desc = sum(r.get("source_has_description", 0) for r in pool)
     kept_desc = sum(r.get("description_preserved", 0) for r in pool)
     shown = sum(r["params_shown"] for r in recs)
-    levels = [sum(r["levels"][k] for r in recs) for k in range(5)]
+    from agentworld_gym.bench import wilson
+
+    def reach(key: str) -> dict:
+        """{level: {source: themes, n, share, ci95}} over the themes measured in full."""
+        out = {}
+        for k in range(5):
+            out[str(k + 1)] = {}
+            for src in ("all", "catalog", "toucan", "flagship"):
+                rs = [r for r in recs if src in ("all", r["source"]) and key in r]
+                hit = sum(r[key][k] for r in rs)
+                if rs:
+                    out[str(k + 1)][src] = {"themes": hit, "n": len(rs), "share": round(hit / len(rs), 4),
+                                            "ci95": [round(x, 4) for x in wilson(hit, len(rs))]}
+        return out
+
     res = {
         "themes_measured": len(recs), "themes_registered": len(every), "errors": len(errors), "error_examples": errors[:5], "seconds": round(time.perf_counter() - t0, 1),
         "distinct_archetypes": len({r["l2"] for r in pool if r["source"] == "catalog"}),
@@ -339,7 +354,8 @@ def main() -> None:
                             "share_ge_2_of_themes_with_writes": round(sum(r["rules"] >= 2 for r in pool if r["writes"]) / max(1, sum(bool(r["writes"]) for r in pool)), 4),
                             "themes_without_write_tools": sum(not r["writes"] for r in pool)},
         "single_tool_themes": sum(r["tools"] == 1 for r in recs),
-        "reach_level": {str(k + 1): {"themes": levels[k], "share": round(levels[k] / len(recs), 4)} for k in range(5)},
+        "reach_level": reach("levels"),
+        "reach_level_any_kind": reach("levels_any"),
         "reach_level_baseline_no_tools": 0,
     }
     out = Path(args.out)
@@ -368,8 +384,10 @@ def main() -> None:
         f"| pool themes with >= 2 business rules (all / those with write tools) | {res['rules_per_theme']['share_ge_2']:.1%} / "
         f"{res['rules_per_theme']['share_ge_2_of_themes_with_writes']:.1%} ({res['rules_per_theme']['themes_without_write_tools']} have no write tool) | 100% |",
         f"| single-tool themes | {res['single_tool_themes']} | 0 (was 250) |",
-        *[f"| themes reaching difficulty {k} | {v['themes']} ({v['share']:.1%}) | {'>= 90%' if k == '3' else ''}{' (no-tool baseline: 0)' if k == '1' else ''} |"
-          for k, v in res["reach_level"].items()],
+        *[f"| themes reaching difficulty {k} ({what}): all / composed catalog / Toucan / flagship, n and 95% interval | "
+          + " / ".join(f"{v['share']:.1%} [{v['ci95'][0]:.1%}, {v['ci95'][1]:.1%}] (n = {v['n']})" for v in by_src.values())
+          + f" | {'>= 90%' if k == '3' else ''}{' (no-tool baseline: 0)' if k == '1' else ''} |"
+          for key, what in (("reach_level", "graph task"), ("reach_level_any_kind", "any kind")) for k, by_src in res[key].items()],
         "", "Tool classes, by name (rows) and as forged (columns):", "",
         "| name says | " + " | ".join(sorted({a for v in classes.values() for a in v})) + " |",
         "|---|" + "---|" * len({a for v in classes.values() for a in v}),

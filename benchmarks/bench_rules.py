@@ -147,8 +147,9 @@ def main() -> None:
              f"| rule tasks: do-nothing passes | {rate(T['do_nothing_pass'])} | 0 |",
              f"| rule tasks: a cheap answer passes (constants, first id, frequent answers) | {rate(T['cheap_answer_pass'])} | 0 |",
              f"| default mixed tasks (level 3) whose gold calls a rule-guarded write | {rate(T['mixed_tasks_calling_a_rule_guarded_write'])} | |",
-             f"| check_env + oracle (seeds 0, 1) on the {res['themes_given_rule_companions']} themes given rule companions and "
-             f"{a.check_sample} others | {res.get('check_env', {}).get('passed', '-')} / {res.get('check_env', {}).get('checked', '-')} pass | all |",
+             (f"| check_env + oracle (seeds 0, 1) on the {res['themes_given_rule_companions']} themes given rule companions and "
+              f"{a.check_sample} others | {res['check_env']['passed']} / {res['check_env']['checked']} pass | all |" if a.check else
+              "| check_env + oracle | not run here (`--check 0`); every pool theme: `bench_pool.py`, `pool.md` | all |"),
              "", "Themes per rule kind:", ""] + [f"- {k}: {v}" for k, v in res["themes_per_rule_kind"].items()]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

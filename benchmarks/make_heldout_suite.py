@@ -2,14 +2,18 @@
 
     python benchmarks/make_heldout_suite.py            # one command; re-run it after the pool changes
 
-Themes come from the generated pool (source "catalog" by default), never from the flagships, so every
-flagship stays available for training; the trainer excludes whatever themes have a file here
-(`agentworld_gym.bench.heldout_themes`). For each of the L1 categories, the first
-`themes_per_category` themes (sorted by a seeded hash of their id, so the pick does not lean on
-alphabetical order, one per blueprint) that make a verified task at every difficulty 1-5 get
-`tasks_per_level` tasks per level (mixed kinds). Tasks pass the tasks-v2 quality filter: goals, not
-scripts; every gold call needed; no answer a cheap strategy gives. Its 60 themes are frozen in the
-pool build (discovery.pool.FROZEN), so rebuilding the pool does not change the worlds the suite plays.
+Themes come from the composed catalog themes of the generated pool (Toucan themes only where a
+category has too few catalog themes that qualify), never from the flagships, so every flagship stays
+available for training; the trainer excludes whatever themes have a file here
+(`agentworld_gym.bench.heldout_themes`). A theme qualifies only if it meets every pool floor: its
+nearest neighbour among all registered themes overlaps its {table.column} set by < MAX_OVERLAP, its
+write tools enforce >= MIN_RULES kinds of business rule, and it makes a verified task at every
+difficulty 1-5. For each L1 category the first `themes_per_category` qualifying themes (sorted by a
+seeded hash of their id, so the pick does not lean on alphabetical order) get `tasks_per_level` tasks
+per level (mixed kinds); themes already held out (discovery.pool.FROZEN) that still qualify come first, so
+re-running after the pool grows keeps the suite as it is (`--fresh` picks anew). Tasks pass the tasks-v2 quality filter: goals, not scripts; every gold call
+needed; no answer a cheap strategy gives. Put the printed ids into discovery.pool.FROZEN, so
+rebuilding the pool keeps the worlds the suite plays byte-identical.
 Writes to a temporary folder first and swaps it in at the end, so an interrupted run changes nothing.
 """
 
@@ -38,41 +42,71 @@ class Args:
     """pool themes held out per L1 category"""
     tasks_per_level: int = 1
     seed: int = 0
-    sources: str = "catalog"
-    """comma-separated theme sources to draw from (never "flagship")"""
+    fallback: str = "toucan"
+    """theme source drawn from where a category lacks qualifying composed catalog themes ("" for none)"""
     out: str = str(OUT)
+    fresh: bool = False
+    """ignore the current held-out themes (discovery.pool.FROZEN) instead of keeping those that still qualify"""
 
 
 def _order(theme_id: str, seed: int) -> str:
     return hashlib.sha1(f"{seed}|{theme_id}".encode()).hexdigest()
 
 
+def floors(ids: set[str]) -> dict[str, tuple[float, int]]:
+    """{theme id: (its nearest neighbour's {table.column} Jaccard among every registered theme, how many
+    kinds of business rule its kept write tools enforce)} for the pool themes in `ids` (from recipes: no world is built)."""
+    from agentworld_gym.envs import catalog
+
+    from agentworld_gym.discovery.pipeline import prepare, rule_count
+    from agentworld_gym.discovery.pool import OverlapIndex, features_of, flagship_features, load_facts, recipe_source
+
+    facts = load_facts()
+    feats, rules = flagship_features(), {}
+    for tid, row in tqdm(catalog._ROWS.items(), desc="theme schemas", unit="theme"):
+        prep = prepare(recipe_source(row, facts), tid)
+        feats[tid] = features_of(prep.spec)
+        if tid in ids:
+            rules[tid] = rule_count(prep.spec, [t for t in prep.templates if t["name"] in set(row[5])])
+    index = OverlapIndex(feats)
+    return {tid: (index.nearest(feats[tid], skip=tid)[1], rules[tid]) for tid in ids}
+
+
 def main(args: Args) -> None:
-    sources = set(args.sources.split(",")) - {"flagship"}
+    from agentworld_gym.envs import catalog
+
+    from agentworld_gym.discovery.pipeline import MIN_RULES
+    from agentworld_gym.discovery.pool import FROZEN, MAX_OVERLAP
+
+    fallback = {args.fallback} - {"", "flagship", "catalog"}
     by_cat: dict[str, list[str]] = defaultdict(list)
     for e in envs.entries():
-        if e.source in sources:
+        composed = e.source == "catalog" and isinstance(catalog._ROWS[e.id][4], dict)
+        if composed or e.source in fallback:
             by_cat[e.category].append(e.id)
+    ok = floors({tid for ids in by_cat.values() for tid in ids})
+    kept = set() if args.fresh else FROZEN
+    for cat in by_cat:  # held-out themes first, then composed catalog themes, each group in seeded-hash order
+        by_cat[cat].sort(key=lambda t: (t not in kept, envs.registry.get_entry(t).source != "catalog", _order(t, args.seed)))
     out = Path(args.out)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     total, short = 0, []
     for cat in tqdm(sorted(by_cat), desc="categories", unit="category"):
-        kept, bases = 0, set()
-        for theme_id in sorted(by_cat[cat], key=lambda t: _order(t, args.seed)):
+        kept = 0
+        for theme_id in by_cat[cat]:
             if kept == args.themes_per_category:
                 break
-            base = theme_id.rstrip("0123456789").rstrip("-")
-            if base in bases:
-                continue  # variants of one blueprint are too alike: take distinct ones
+            overlap, kinds = ok[theme_id]
+            if overlap >= MAX_OVERLAP or kinds < MIN_RULES:
+                continue
             try:
                 theme = envs.get_theme(theme_id)
                 tasks = [synthesize_task(theme, d, args.seed * 1000 + k, "mixed") for d in LEVELS for k in range(args.tasks_per_level)]
             except AgentWorldError as exc:
                 tqdm.write(f"skip {theme_id}: {str(exc)[:160]}")
                 continue
-            bases.add(base)
             save_tasks(tasks, tmp / f"{theme_id}.jsonl")
             kept += 1
             total += len(tasks)
@@ -82,6 +116,7 @@ def main(args: Args) -> None:
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     print(f"{total} tasks over {len(by_cat)} categories in {out}")
+    print("held-out themes (discovery.pool.FROZEN): " + " ".join(sorted(p.stem for p in out.glob("*.jsonl"))))
     if short:
         print("categories with fewer themes than asked: " + ", ".join(short))
 
@@ -91,7 +126,8 @@ if __name__ == "__main__":
     p.add_argument("--themes-per-category", type=int, default=Args.themes_per_category)
     p.add_argument("--tasks-per-level", type=int, default=Args.tasks_per_level)
     p.add_argument("--seed", type=int, default=Args.seed)
-    p.add_argument("--sources", default=Args.sources)
+    p.add_argument("--fallback", default=Args.fallback)
     p.add_argument("--out", default=Args.out)
+    p.add_argument("--fresh", action="store_true", help="pick anew, ignoring the current held-out themes")
     a = p.parse_args()
-    main(Args(a.themes_per_category, a.tasks_per_level, a.seed, a.sources, a.out))
+    main(Args(a.themes_per_category, a.tasks_per_level, a.seed, a.fallback, a.out, a.fresh))

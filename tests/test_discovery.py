@@ -260,12 +260,17 @@ def test_entity_composition_links_children_to_present_parents_and_plans_distinct
 
 def test_composed_catalog_themes_are_distinct_and_the_frozen_suite_themes_keep_their_recipes():
     from agentworld_gym.discovery.entities import features
-    from agentworld_gym.discovery.pool import FROZEN, MAX_OVERLAP, OverlapIndex
+    from agentworld_gym.discovery.pool import FROZEN, MAX_OVERLAP, OverlapIndex, base_jobs, load_facts
 
     rows = json.loads(catalog.INDEX_PATH.read_text())["themes"]
     heldout = {p.stem for p in (Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "heldout").glob("*.jsonl")}
     assert heldout == FROZEN
-    assert {r[0] for r in rows if r[3] == "catalog" and not isinstance(r[4], dict)} == FROZEN  # archetype variants only where frozen
+    assert not [r[0] for r in rows if r[3] == "catalog" and not isinstance(r[4], dict)]  # no archetype variants are left
+    by_id = {r[0]: r for r in rows}
+    assert all(by_id[t][3] == "catalog" and isinstance(by_id[t][4], dict) for t in FROZEN)  # held out from the composed catalog
+    # a rebuild takes the frozen themes' recipes from the committed index, not from a fresh plan
+    frozen_jobs = {tid: ref for tid, _, ref in base_jobs(load_facts())[0] if tid in FROZEN}
+    assert frozen_jobs == {t: by_id[t][4] for t in FROZEN}
     index = OverlapIndex()
     composed = [r for r in rows if isinstance(r[4], dict)]
     assert len(composed) >= 1000
@@ -273,3 +278,50 @@ def test_composed_catalog_themes_are_distinct_and_the_frozen_suite_themes_keep_t
         feats = features(r[4]["entities"])
         assert index.nearest(feats)[1] < MAX_OVERLAP, r[0]
         index.add(r[0], feats)
+
+
+_OPENED: list[str] | None = None  # paths opened while a test records them (an audit hook cannot be removed)
+
+
+def _record_opens(event, args):
+    if _OPENED is not None and event == "open" and isinstance(args[0], str | bytes | Path):
+        _OPENED.append(str(args[0]))
+
+
+def test_the_catalog_plan_reads_the_shipped_profile_facts_not_the_shared_folder():
+    global _OPENED
+    from agentworld_gym.discovery import entities
+    from agentworld_gym.discovery.pool import OverlapIndex
+
+    assert entities.PROFILES.is_file() and "shared" not in entities.PROFILES.resolve().parts
+    sys.addaudithook(_record_opens)
+    _OPENED = []
+    try:
+        plan = entities.plan_catalog(entities.PROFILES, OverlapIndex(), set(), target=25)
+        opened = list(_OPENED)
+    finally:
+        _OPENED = None
+    assert len(plan) >= 25 and entities.PROFILES.as_posix() in {Path(p).resolve().as_posix() for p in opened}
+    assert not [p for p in opened if "shared" in Path(p).resolve().parts], opened
+
+
+def test_the_shipped_profile_facts_are_what_the_planner_reads_from_the_full_catalogue(shared_data, tmp_path):
+    from agentworld_gym.discovery.entities import PROFILES, read_profiles, write_profile_facts
+
+    src = shared_data / "catalogs" / "tensorblock_mcp_profiles.jsonl"
+    assert read_profiles(PROFILES) == read_profiles(src)
+    assert write_profile_facts(src, tmp_path / "p.jsonl.gz") == len(read_profiles(PROFILES))
+    assert (tmp_path / "p.jsonl.gz").read_bytes() == PROFILES.read_bytes()  # the same catalogue gives the same bytes
+
+
+def test_no_registered_theme_overlaps_its_nearest_neighbour_at_the_limit():
+    """The pool floor over the whole registry (flagships, composed catalog, Toucan; held-out themes included)."""
+    from agentworld_gym.discovery.pipeline import prepare
+    from agentworld_gym.discovery.pool import MAX_OVERLAP, OverlapIndex, features_of, flagship_features, load_facts, recipe_source
+
+    facts = load_facts()
+    feats = flagship_features()
+    feats.update({tid: features_of(prepare(recipe_source(row, facts), tid).spec) for tid, row in catalog._ROWS.items()})
+    index = OverlapIndex(feats)
+    over = [(tid, *index.nearest(f, skip=tid)) for tid, f in feats.items() if index.nearest(f, skip=tid)[1] >= MAX_OVERLAP]
+    assert len(feats) >= 2000 and not over, over[:5]

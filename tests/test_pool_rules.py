@@ -63,18 +63,16 @@ def test_the_prompt_states_the_rules_the_tools_enforce(theme_id):
 
 
 def test_every_pool_theme_carries_at_least_two_kinds_of_rule():
-    from agentworld_gym.bench import heldout_themes
     from agentworld_gym.discovery.pipeline import prepare
     from agentworld_gym.discovery.pool import load_facts, recipe_source
 
     facts = load_facts()
-    frozen = heldout_themes()
     below = []
     for tid, row in catalog._ROWS.items():
         prep = prepare(recipe_source(row, facts), tid)
         kept = [t for t in prep.templates if t["name"] in set(row[5])]
         assert len(kept) == len(row[5]), f"{tid}: the index lists tools its recipe no longer makes"
-        if rule_count(prep.spec, kept) < MIN_RULES and tid not in frozen:
+        if rule_count(prep.spec, kept) < MIN_RULES:  # held-out suite themes included
             below.append(tid)
     assert not below, below[:10]
 
@@ -101,9 +99,55 @@ def test_refusal_task_needs_the_looked_up_fact_and_an_unchanged_world(theme_id):
     assert not any(verify(task, a, None, untouched=True).passed for a in cheap_answers(theme, task))
 
 
+PATH_THEME = "bluesky-context-server"  # a composed theme given its removal-path tools by `pool --refresh-paths`
+
+
+def test_path_task_removes_the_children_first_and_the_direct_delete_is_refused():
+    from agentworld_gym.discovery.forge import path_companions
+    from agentworld_gym.discovery.pipeline import prepare
+    from agentworld_gym.discovery.pool import recipe_source
+    from agentworld_gym.synthesis.facts import facts
+
+    row = catalog._ROWS[PATH_THEME]
+    prep = prepare(recipe_source(row), PATH_THEME)
+    added = [t["name"] for t in prep.templates if t.get("companion") == "paths"]
+    assert added and set(added) <= set(row[5])  # the index keeps the whole path
+    assert path_companions(prep.spec, prep.templates) == []  # a theme that has a path gets no more
+    theme = get_theme(PATH_THEME)
+    task = synthesize_task(theme, 3, 0, kind="rules")
+    assert task.features["rule_task"] == "path" and quality_problems(theme, task) == []
+    names = [c["name"] for c in task.solution]
+    assert names[0].startswith("list_") and len(names) >= 3 and names[-1] == task.features["refused_call"]["name"]
+    # deleting the parent first is refused and writes nothing
+    conn = open_copy(theme.world(0).template)
+    before = conn.execute("SELECT total_changes()").fetchone()[0]
+    call = task.features["refused_call"]
+    assert not theme.toolset.call(theme.db(conn), ToolCall(call["name"], call["arguments"])).ok
+    assert conn.execute("SELECT total_changes()").fetchone()[0] == before
+    # the gold path reaches the task's end state; doing nothing does not
+    for c in task.solution:
+        assert theme.toolset.call(theme.db(conn), ToolCall(c["name"], c["arguments"])).ok
+    fx = facts(theme, 0)
+    assert fx.state_hash(conn, task.state_tables) == task.state_hash != fx.initial_hash(task.state_tables)
+
+
+def test_refresh_paths_adds_the_whole_path_and_leaves_held_out_themes_alone(tmp_path):
+    import json
+
+    from agentworld_gym.discovery.pool import DATA, FACTS, FROZEN, INDEX, refresh_paths
+
+    row = list(catalog._ROWS[PATH_THEME])
+    frozen = list(catalog._ROWS[sorted(FROZEN)[0]])
+    before = [*row[:5], [n for n in row[5] if not n.startswith(("delete_", "list_social_posts"))], *row[6:]]
+    assert len(before[5]) < len(row[5])
+    (tmp_path / FACTS).symlink_to(DATA / FACTS)
+    (tmp_path / INDEX).write_text(json.dumps({"version": 1, "stats": {}, "themes": [before, frozen]}))
+    out = refresh_paths(tmp_path, progress=False, journal=tmp_path / "journal.jsonl")
+    rows = json.loads((tmp_path / INDEX).read_text())["themes"]
+    assert out["given"] == 1 and set(rows[0][5]) == set(row[5]) and rows[1] == frozen
+
+
 def test_allowed_twin_needs_the_change():
-    # (path tasks, "remove X with all its Y", are measured by bench_rules.py: the recomposed pool has few or
-    # no themes whose child table has both a delete and a listing tool, so no fixed theme is pinned here)
     theme = get_theme(REFUSAL_THEMES[0])
     allowed = synthesize_task(theme, 1, 1, kind="rules")
     assert allowed.features["rule_task"] == "allowed" and allowed.state_hash is not None

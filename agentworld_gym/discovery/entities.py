@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import archetypes
-from .infer import TableDraft, _gen_from_name, ThemeDraft, fk_column, key_column, parse_field, pk_name, singular, slugify, stable_seed
+from .infer import TableDraft, ThemeDraft, _gen_from_name, fk_column, key_column, parse_field, pk_name, singular, slugify, stable_seed
 
-# Build input only (the installed package never reads it): 7,729 real MCP server profiles
-# (TensorBlock/awesome-mcp-servers, MIT; see envs/data/TENSORBLOCK_SOURCE.md).
-PROFILES = Path(__file__).resolve().parents[3] / "shared" / "data" / "catalogs" / "tensorblock_mcp_profiles.jsonl"
+# The facts of real MCP server profiles the catalog is planned from (TensorBlock/awesome-mcp-servers,
+# MIT; see envs/data/TENSORBLOCK_SOURCE.md): id, name, first sentence of the description, category.
+# Derived once from the full catalogue with `python -m agentworld_gym.discovery.pool --profiles SRC`.
+PROFILES = Path(__file__).resolve().parents[2] / "envs" / "data" / "tensorblock_profiles.jsonl.gz"
 ABOUT_CAP = 200  # characters of a server's own description kept as the theme's "about"
 
 ENTITY_LINES = """
@@ -227,7 +228,7 @@ desk board tracker browser explorer console monitor hub studio center workspace 
 language natural protocol version interaction interact interacting standardized standard sdk seamless seamlessly facilitate facilitates
 various format formats content account key list line run item result record job type name new get set call user users query queries
 model models application applications property properties option options google retrieve retrieval fetch fetching search searching create update delete control custom multiple support local remote context
-""".split())
+""".split())  # noqa: SIM905  (a word list reads better as text)
 
 
 def _stems(text: str) -> set[str]:
@@ -371,10 +372,8 @@ def plan_catalog(profiles: Path, index, used: set[str], target: int = 1400, limi
     from .mapping import map_to_taxonomy
 
     by_code: dict[str, list[dict]] = {}
-    with Path(profiles).open(encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f if line.strip()]
-    for row in sorted(rows, key=lambda r: stable_seed("profile", r["id"])):
-        name, about = str(row["name"]).strip().split("/")[-1].strip(), _about(row.get("description") or "")
+    for row in sorted(read_profiles(profiles), key=lambda r: stable_seed("profile", r["id"])):
+        name, about = str(row["name"]).strip().split("/")[-1].strip(), row["about"]
         if not name or not about:
             continue
         code = map_to_taxonomy(name, (str(row.get("category", "")),), about, ())[0]
@@ -426,6 +425,33 @@ def _take(p: dict, matched: list[str], index, used: set[str]):
     label = f"{p['category'].lower()}: " + ", ".join(humanize_table(ENTITIES[k].table) for k in keys[:3])
     ref = {"name": p["name"], "about": p["about"], "entities": list(keys), "label": label}
     return tid, Source(p["name"], "catalog", (), p["about"], None, f"catalog:{tid}", code=p["code"], entities=tuple(keys), label=label), ref
+
+
+def read_profiles(path: str | Path) -> list[dict]:
+    """[{id, name, about, category}] from the derived profile facts (.jsonl.gz) or the full TensorBlock
+    catalogue (JSON Lines with a "description", whose first sentence becomes "about")."""
+    import gzip
+
+    path = Path(path)
+    with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return [{"id": r["id"], "name": r["name"], "about": r["about"] if "about" in r else _about(r.get("description") or ""),
+             "category": r.get("category", "")} for r in rows]
+
+
+def write_profile_facts(src: str | Path, dst: str | Path = PROFILES) -> int:
+    """Keep of the catalogue at `src` only what the planner reads (profiles with a name and a
+    description); gzip without a timestamp, so the same catalogue gives the same bytes. Returns the rows kept."""
+    import gzip
+
+    rows = [r for r in read_profiles(src) if str(r["name"]).strip() and r["about"]]
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    dst = Path(dst)
+    tmp = dst.with_name(dst.name + ".tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename="") as f:
+        f.write(text.encode("utf-8"))
+    tmp.replace(dst)
+    return len(rows)
 
 
 def _about(text: str) -> str:

@@ -460,6 +460,63 @@ def plan_tools(spec: ThemeSpec, rng, writes_only: bool = False) -> list[dict]:
     return unique
 
 
+def path_companions(spec: ThemeSpec, templates: list[dict]) -> list[dict]:
+    """For a composed theme that lacks one, the tools a record store has for removing a record together
+    with its children: delete the parent (refused while children refer to it, the `children` rule),
+    list a parent's children, delete a child. They make the rule-respecting path task of
+    synthesis.rules possible. One parent/child pair, the first in table order whose child's first
+    foreign key names the parent and whose parent has at most two kinds of child; [] when the theme
+    already has such a path or no pair qualifies."""
+    def find(kind: str, table: str, fk: str | None = None) -> dict | None:
+        for t in templates:
+            if t["kind"] != kind or t["table"] != table:
+                continue
+            req = [p for p in t["params"] if p.get("required")]
+            if kind == "delete" and [p["role"] for p in req] == ["key"]:
+                return t
+            if kind == "list" and req and all(p["role"] == "fk" and p["column"] == fk for p in req):
+                return t
+        return None
+
+    names = {t["name"] for t in templates}
+
+    def name(*options: str) -> str:
+        return next((n for n in options if n not in names), options[-1] + "_records")
+
+    pairs = []
+    for child in spec.tables:
+        fks = [c for c in child.columns if c.gen == "fk"]
+        if not fks or fks[0].arg == child.name:
+            continue
+        parent = fks[0].arg
+        kinds = {(t.name, c.name) for t in spec.tables for c in t.columns if c.gen == "fk" and c.arg == parent}
+        if len(kinds) <= 2:
+            pairs.append((parent, child.name, fks[0].name))
+    for parent, child, fk in pairs:
+        if find("delete", parent) and find("delete", child) and find("list", child, fk):
+            return []  # the theme already has a removal path
+    if not pairs:
+        return []
+    parent, child, fk = pairs[0]
+    out = []
+    for table in (parent, child):
+        if not find("delete", table):
+            tab = spec.table(table)
+            n = singular(table)
+            out.append(dict(kind="delete", name=name(f"delete_{n}", f"remove_{n}"), table=table, companion="paths", phrase=f"remove {{{tab.pk}}}",
+                            params=[{"name": tab.pk, "role": "key", "required": True, "schema": _key_schema(spec, table, f"The {_noun(table)} id.")}],
+                            description=f"Delete a {_noun(table)} permanently."))
+            names.add(out[-1]["name"])
+    if not find("list", child, fk):
+        out.append(dict(kind="list", name=name(f"list_{child}", f"list_{child}_of_{singular(parent)}"), table=child, companion="paths",
+                        params=[{"name": fk, "role": "fk", "column": fk, "table": parent, "required": True,
+                                 "schema": _key_schema(spec, parent, f"Only {_nouns(child)} of this {_noun(parent)}.")},
+                                {"name": "limit", "role": "limit", "required": False,
+                                 "schema": {"type": "integer", "description": "How many to return, 1-100 (default 20).", "default": 20}}],
+                        phrase=f"list the {_nouns(child)} of {{{fk}}}", description=f"List the {_nouns(child)} of one {_noun(parent)}, ordered by id."))
+    return out
+
+
 def _record_writes(spec: ThemeSpec, pick) -> list[dict]:
     """Writes any record store has, beyond those `plan_tools` derives from relations and statuses: add a
     record to a table without a parent, and set a record's first amount or count. Listed after the

@@ -23,7 +23,7 @@ import numpy as np
 from ..theme import Theme
 from ..world import ThemeSpec, build_template
 from .build import attach_rules, bind_examples, complexify, finish_templates
-from .forge import WRITE_KINDS, forge_tool, phrase_ok, plan_tools
+from .forge import WRITE_KINDS, forge_tool, path_companions, phrase_ok, plan_tools
 from .infer import Skipped, compose, infer_from_tools, slugify, stable_seed
 from .mapping import map_to_taxonomy
 from .sources import BadInput, Source
@@ -82,6 +82,8 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
     templates = finish_templates(templates, spec)
     if src.kind == "catalog" or (src.kind == "toucan" and any(t["kind"] in WRITE_KINDS for t in templates)):  # the pool's sources
         templates += rule_companions(spec, templates, np.random.default_rng(stable_seed(src.kind, src.name, src.variant, "rules")))
+    if src.entities:  # composed: the record-store tools for removing a record with its children (rule path tasks)
+        templates += finish_templates(path_companions(spec, templates), spec)
     return Prepared(attach_rules(spec, templates), templates, skipped, conf)
 
 

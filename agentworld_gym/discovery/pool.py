@@ -1,9 +1,8 @@
 """The built-in pool: catalog themes composed from the domain entities real MCP server profiles call
 for (TensorBlock catalogue, name and description; see `entities`), themes derived from real Toucan MCP
-servers (facts only: names, labels, parameter schemas), and the archetype-variant themes the frozen
-held-out suite plays, built and validated once into a compact index (envs/data/pool_index.json) from
-which every theme is rebuilt on demand. No two kept themes (frozen ones aside) share >= MAX_OVERLAP of
-their {table.column} sets."""
+servers (facts only: names, labels, parameter schemas), built and validated once into a compact index
+(envs/data/pool_index.json) from which every theme is rebuilt on demand. No two kept themes share >=
+MAX_OVERLAP of their {table.column} sets; the held-out suite's themes (FROZEN) keep their recipes."""
 
 from __future__ import annotations
 
@@ -114,21 +113,21 @@ def taken_ids() -> set[str]:
     return {k.split("/", 1)[1].rsplit("-v", 1)[0] for k in gym.registry if k.startswith("AgentWorld/")} - set(catalog._ROWS)
 
 
-# The composed themes the frozen held-out suite (benchmarks/suites/heldout) plays: they keep their
-# archetype-variant recipe so their worlds and tools stay byte-identical; every other catalog theme
-# is composed from domain entities (discovery.entities).
+# The composed catalog themes the frozen held-out suite (benchmarks/suites/heldout, picked by
+# benchmarks/make_heldout_suite.py) plays: a rebuild takes their recipes from the committed index
+# instead of planning them afresh, so their worlds and tools stay byte-identical.
 FROZEN = frozenset((
-    "air-quality-monitor-5", "artist-archive-5", "budget-planner-4", "calculator-workspace-1", "chart-builder-3", "collection-browser-6",
-    "community-forum-3", "compound-database-2", "concert-guide-5", "conference-proceedings-index-4", "creator-analytics-4", "decision-journal-3",
-    "deployment-tracker-2", "download-manager-3", "ev-charging-network-1", "expense-ledger-5", "exploit-database-4", "fine-tune-job-tracker-1",
-    "fleet-tracker-6", "framework-docs-browser-4", "gallery-exhibition-planner-5", "goal-planner-4", "h-index-tracker-6", "habit-tracker-3",
-    "image-generator-studio-4", "intrusion-alert-desk-3", "journal-browser-3", "market-pulse-board-4", "meeting-scheduler-3",
-    "metadata-harvester-5", "multi-agent-chat-room-2", "node-monitor-1", "pharmacy-refill-service-5", "physics-constants-table-4",
-    "place-finder-6", "portfolio-tracker-6", "press-release-wire-4", "protein-browser-3", "release-manager-2", "reminder-service-2",
-    "replica-monitor-5", "route-planner-1", "session-recorder-2", "sitemap-crawler-6", "smart-contract-inspector-2", "social-feed-manager-4",
-    "spreadsheet-manager-4", "storage-bucket-manager-2", "symbolic-algebra-notebook-1", "team-messenger-1", "template-gallery-5",
-    "test-coverage-board-6", "transit-planner-1", "trend-dashboard-6", "visual-regression-board-3", "vulnerability-scanner-2",
-    "wallet-manager-1", "web-search-console-1", "wiki-workspace-3", "wireframe-board-6",
+    "bankbridge-plugin", "brightdata-mcp", "coin-api-mcp", "compound", "content-to-social-mcp-server", "debridge-mcp",
+    "deep-transcribe", "dify-mcp-server", "domain-monitor-mcp-server", "ethora-mcp-server", "gitlab-zero-leak-mcp",
+    "gmx-vmd-mcp", "gondola", "google-scholar-mcp-server", "graphrag-mcp", "gtasks-mcp", "hubspot-download",
+    "ignav-flights", "jupyter-mcp-server", "loomle", "mathlas", "mcp-azuredevops-bridge", "mcp-build-toolchain",
+    "mcp-calender-agent", "mcp-doc-forge", "mcp-file-navigator", "mcp-grafana", "mcp-html-templates", "mcp-playground",
+    "mcp-scrape-copilot", "mcp-send-email", "mcp-server-iqiyi", "mcp-server-sequential-thinking", "mcp-test",
+    "mcpemailhelper", "mcphub", "medadapt-content-server", "myssl-mcp-server-python", "netmind-parse-pdf-mcp",
+    "ns-mcp-server", "nutrient-dws-mcp-server", "openpaper-mcp", "osm-mcp", "paper-search-mcp", "playwright-record-mcp",
+    "pubfi-mcp", "shadcn-ui-mcp-server", "solanashield-mcp", "spritecook-mcp", "sqlassistant", "stackoverflow-mcp",
+    "stock-info-mcp", "taoke-mcp", "task-researcher", "think-mcp", "uniprot-mcp-server", "vibe-code-benchmark",
+    "websearch-tools", "x402-gateway-base", "youtube-watchlater-mcp",
 ))
 MAX_OVERLAP = 0.6  # a theme stays only if its nearest neighbour's {table.column} Jaccard is below this
 
@@ -143,13 +142,13 @@ def base_jobs(facts: list[list], per_l2: int = PER_L2, data_dir: Path = DATA) ->
     jobs = []
     used = taken_ids()
     for src in catalog_sources(per_l2):
-        tid = prepare_id(src)
-        used.add(tid)
-        if tid in FROZEN:
-            jobs.append((tid, src, str(src.variant)))
-    before = {}
-    if (data_dir / INDEX).exists():
-        before = {t[4]: t[0] for t in json.loads((data_dir / INDEX).read_text(encoding="utf-8"))["themes"] if t[3] == "toucan"}
+        used.add(prepare_id(src))  # the retired archetype variants still reserve their ids
+    rows = json.loads((data_dir / INDEX).read_text(encoding="utf-8"))["themes"] if (data_dir / INDEX).exists() else []
+    for row in rows:
+        if row[0] in FROZEN:  # held-out themes keep the recipe their frozen tasks were made with
+            used.add(row[0])
+            jobs.append((row[0], recipe_source(row, facts), row[4]))
+    before = {t[4]: t[0] for t in rows if t[3] == "toucan"}
     for i, fact in enumerate(facts):
         src = source_from_fact(fact)
         src.code = map_to_taxonomy(src.name, src.labels, "", [t["name"] for t in src.tools])[0]
@@ -251,7 +250,7 @@ def build_pool(toucan: str | Path | None = None, per_l2: int = PER_L2, data_dir:
         from ..errors import ConfigError
 
         raise ConfigError(f"Expected the TensorBlock server profiles the catalog is composed from at {profiles or PROFILES}, got no file. "
-                          "Pass profiles=PATH (tensorblock_mcp_profiles.jsonl from ../shared/data/catalogs).")
+                          "Pass profiles=PATH, or derive it: python -m agentworld_gym.discovery.pool --profiles tensorblock_mcp_profiles.jsonl.")
     cat_jobs = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, limit=limit, covered=covered)
     run_jobs(cat_jobs, journal, done, "pool: composed catalog", progress)
     order = [j[0] for j in kept_jobs if j[0] not in merged] + [j[0] for j in cat_jobs]
@@ -296,12 +295,14 @@ class OverlapIndex:
         self.sets.append(s)
         self.ids.append(tid)
 
-    def nearest(self, feats) -> tuple[str, float]:
+    def nearest(self, feats, skip: str = "") -> tuple[str, float]:
+        """(id, Jaccard) of the closest set; `skip`: an id to leave out (the set's own entry)."""
         s = set(feats)
         shared: dict[int, int] = {}
         for f in s:
             for j in self.postings.get(f, ()):
-                shared[j] = shared.get(j, 0) + 1
+                if self.ids[j] != skip:
+                    shared[j] = shared.get(j, 0) + 1
         best = ("", 0.0)
         for j, n in shared.items():
             jac = n / (len(s) + len(self.sets[j]) - n)
@@ -405,10 +406,58 @@ def refresh_rules(data_dir: Path = DATA, progress: bool = True, journal: str | P
     return {"themes": len(themes), "tools": st["tools"], "dropped": len(dropped), "given_companions": grown}
 
 
-def grow_catalog(extra: int, data_dir: Path = DATA, profiles: str | Path | None = None, progress: bool = True) -> dict:
+def refresh_paths(data_dir: Path = DATA, progress: bool = True, journal: str | Path | None = None) -> dict:
+    """Give each composed catalog theme the removal-path tools its recipe now plans
+    (forge.path_companions) without a full rebuild: the theme is run through the pipeline again and
+    companions are added to its row when all of them pass validation; its other tools stay as they are.
+    Held-out themes are left alone. Resumable (JSONL journal, one line per theme)."""
+    from tqdm import tqdm
+
+    from ..world import cache_dir
+    from .pipeline import prepare, run_source, write_json_atomic
+
+    text = (data_dir / INDEX).read_text(encoding="utf-8")
+    data = json.loads(text)
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]  # a journal belongs to the index it was made from
+    journal = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-paths-{digest}.jsonl"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    done = read_journal(journal)
+    rows = [r for r in data["themes"] if isinstance(r[4], dict) and r[0] not in FROZEN]
+    with journal.open("a", encoding="utf-8") as log:
+        for row in tqdm(rows, desc="path companions", unit="theme", disable=not progress):
+            tid = row[0]
+            if tid in done:
+                continue
+            src = recipe_source(row)
+            wanted = [t["name"] for t in prepare(src, tid).templates if t.get("companion") == "paths" and t["name"] not in row[5]]
+            rec = {"id": tid, "wanted": wanted, "added": []}
+            if wanted:
+                res = run_source(src, tid)
+                kept = {t["name"] for t in res.templates} if res.ok else set()
+                rec["added"] = wanted if kept >= set(wanted) else []  # the whole path or nothing
+                rec["pass_rate"] = round(res.pass_rate, 4)
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            done[tid] = rec
+    added = 0
+    for row in data["themes"]:
+        rec = done.get(row[0])
+        if rec and rec["added"] and set(rec["added"]) == set(rec["wanted"]):
+            row[5] = [*row[5], *rec["added"]]
+            added += 1
+    st = data["stats"]
+    st.update(themes=len(data["themes"]), tools=sum(len(t[5]) for t in data["themes"]), given_path_companions=st.get("given_path_companions", 0) + added)
+    write_json_atomic(data_dir / INDEX, data)
+    return {"themes": len(data["themes"]), "tools": st["tools"], "wanted": sum(bool(r["wanted"]) for r in done.values()), "given": added}
+
+
+def grow_catalog(extra: int, data_dir: Path = DATA, profiles: str | Path | None = None, progress: bool = True,
+                 codes: tuple[str, ...] = ()) -> dict:
     """Top an existing index up with `extra` more composed catalog themes, planned and built exactly as
     the full build plans them (each < MAX_OVERLAP from every theme already in the index, >= MIN_RULES
-    rules), without rebuilding the rest. Resumable through the build journal."""
+    rules), without rebuilding the rest. `codes`: instead, up to `extra` themes for each of these L2
+    categories, from servers whose words call for their entities (the planner's fill step, for a thin
+    category). Resumable through the build journal."""
     from ..envs import taxonomy
     from .entities import PROFILES, plan_catalog
     from .pipeline import prepare, write_json_atomic
@@ -420,7 +469,9 @@ def grow_catalog(extra: int, data_dir: Path = DATA, profiles: str | Path | None 
     index = OverlapIndex(flagship_features())
     for row in data["themes"]:
         index.add(row[0], features_of(prepare(recipe_source(row, facts), row[0]).spec))
-    plan = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, target=extra, covered={t[1] for t in data['themes']})
+    covered = set(taxonomy.L2) - set(codes) if codes else {t[1] for t in data["themes"]}
+    plan = plan_catalog(Path(profiles) if profiles else PROFILES, index, used, target=0 if codes else extra, covered=covered,
+                        fill=extra if codes else 5)
     journal = journal_path(data_dir)
     done = read_journal(journal)
     run_jobs(plan, journal, done, "pool: more composed catalog", progress)
@@ -456,12 +507,18 @@ def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     return removed
 
 
-if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules | --grow N]
+if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules | --refresh-paths | --grow N | --profiles SRC]
     import sys
 
-    if sys.argv[1:] == ["--refresh-rules"]:
+    if sys.argv[1:2] == ["--profiles"]:  # --profiles SRC: derive envs/data's profile facts from the full TensorBlock catalogue
+        from .entities import write_profile_facts
+
+        print(write_profile_facts(sys.argv[2]), "profiles kept")
+    elif sys.argv[1:] == ["--refresh-paths"]:
+        print(json.dumps(refresh_paths(), indent=1))
+    elif sys.argv[1:] == ["--refresh-rules"]:
         print(json.dumps(refresh_rules(), indent=1))
-    elif sys.argv[1:2] == ["--grow"]:  # --grow N: N more composed catalog themes on top of the index
-        print(json.dumps(grow_catalog(int(sys.argv[2])), indent=1))
+    elif sys.argv[1:2] == ["--grow"]:  # --grow N [L2-33,L2-34]: N more composed catalog themes (per listed L2 category)
+        print(json.dumps(grow_catalog(int(sys.argv[2]), codes=tuple(sys.argv[3].split(",")) if len(sys.argv) > 3 else ()), indent=1))
     else:
         print(json.dumps(build_pool(sys.argv[1] if len(sys.argv) > 1 else None), indent=1))
