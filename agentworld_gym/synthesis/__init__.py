@@ -150,7 +150,11 @@ def _unused_lookup(theme: Theme, task: Task, outputs: list) -> bool:
 
 def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
     """A task with several writes whose end state is reached with one of them left out, or with two
-    writes on the same entity left out (a write and its undo)."""
+    writes on the same entity left out (a write and its undo).
+
+    One pass over one copy: the calls before the first left-out write are the gold's own, so each
+    variant runs only from there, inside a savepoint rolled back afterwards, and stops at its first
+    failing call."""
     calls = task.solution
     writes = [i for i, c in enumerate(calls) if theme.toolset[c["name"]].writes]
     if len(writes) < 2:
@@ -160,11 +164,21 @@ def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
         return {str(v) for v in calls[i].get("arguments", {}).values()}
 
     skips = [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
-    for skip in skips:
-        with fx.run() as run:
-            results = [run.call(c["name"], c.get("arguments", {})) for i, c in enumerate(calls) if i not in skip]
-            if all(r.ok for r in results) and fx.same_state(run.conn, final_rows):
-                return True
+    with fx.run(memo=True) as run:  # reads before the first write: the same on every copy
+        run.dirty = True
+        conn = run.conn
+        for i, c in enumerate(calls):
+            for skip in (s for s in skips if min(s) == i):
+                conn.execute("SAVEPOINT variant")  # inside it a failing tool call leaves changes: rolled back below
+                try:
+                    if all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[i:], i) if j not in skip) \
+                            and fx.same_state(conn, final_rows):
+                        return True
+                finally:
+                    conn.execute("ROLLBACK TO variant")
+                    conn.execute("RELEASE variant")
+            if not run.call(c["name"], c.get("arguments", {})).ok:
+                return False  # the gold itself fails here: the replay check reports it
     return False
 
 

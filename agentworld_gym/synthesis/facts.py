@@ -21,6 +21,7 @@ from ..theme import Theme
 from ..tools import ToolResult
 from ..world import _authorizer, open_copy
 
+READ_MEMO_SIZE = 50_000  # reads remembered per world (cleared when full: memory stays bounded)
 _ENCODE = json.JSONEncoder(default=str).encode  # the same text as json.dumps(row, default=str)
 _WRITE_SQL = re.compile(r'^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`\[]?(\w+)', re.I)
 
@@ -37,7 +38,9 @@ class Run:
 
     Copies are pooled per world: opening a copy costs a schema parse and empties SQLite's
     statement cache, so a copy nothing wrote to is reused as is, and one that was written to is
-    restored from the template when the run closes.
+    restored from the template when the run closes. With `memo`, a read on the still unchanged copy
+    is answered from the world's read memo (`Facts.reads`: a read of the pristine world gives the
+    same result every time, the clock being fixed), so walks and plans that retry a lookup pay once.
     """
 
     def __init__(self, fx: Facts, memo: bool = False):
@@ -46,7 +49,7 @@ class Run:
         self.conn.set_trace_callback(self._trace)
         self.written: set[str] = set()
         self.dirty = False
-        self._memo: dict | None = {} if memo else None  # read results, valid until the first write
+        self._memo: dict | None = fx.reads if memo else None  # read results of the pristine world, valid until the first write
         self.db = self.theme.db(self.conn)
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
@@ -61,15 +64,16 @@ class Run:
         call = ToolCall(name, dict(arguments))
         writes = self.theme.toolset[name].writes if name in self.theme.toolset else False
         self.dirty = self.dirty or writes
-        key = (name, repr(sorted(arguments.items())))
-        result = self._memo.get(key) if self._memo is not None else None
+        if writes:
+            self._memo = None
+        key = (name, repr(sorted(arguments.items()))) if self._memo is not None else None
+        result = self._memo.get(key) if key is not None else None
         if result is None:
             result = self.theme.toolset.call(self.db, call)
-            if self._memo is not None:
-                if writes:
-                    self._memo = None
-                elif result.ok:
-                    self._memo[key] = result
+            if key is not None:
+                if len(self._memo) >= READ_MEMO_SIZE:
+                    self._memo.clear()
+                self._memo[key] = result  # failed reads too: they fail again on the same world
         self.calls.append(call)
         self.results.append(result)
         return result
@@ -101,11 +105,13 @@ class Facts:
         self._initial_rows: dict[str, Counter] = {}
         self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
+        self.reads: dict = {}  # (tool, arguments) -> ToolResult of a read on the pristine world (see Run)
         self._idle: list = []
         self._lock = threading.Lock()
 
     def run(self, memo: bool = False) -> Run:
-        """A fresh copy; `memo` answers repeated reads from memory (synthesis only, never replays)."""
+        """A fresh copy; `memo` answers reads of the unchanged world from the world's read memo (synthesis
+        only: the replays that verify a task always run every call)."""
         return Run(self, memo)
 
     def _acquire(self):

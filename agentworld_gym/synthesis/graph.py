@@ -293,7 +293,7 @@ class _Walk:
 
     def __init__(self, theme: Theme, fx: Facts, rng: np.random.Generator):
         self.theme, self.fx, self.rng = theme, fx, rng
-        self.run = fx.run()
+        self.run = fx.run(memo=True)
         self.refs: list[dict[str, int]] = []  # per call: param -> index of the call it came from
         self.edge_kinds: list[int] = []
         self.given: list[tuple] = []  # (noun, table, column, value) stated directly in the instruction
