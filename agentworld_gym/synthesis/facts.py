@@ -105,6 +105,7 @@ class Facts:
         self._initial_rows: dict[str, Counter] = {}
         self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
+        self.derived: dict = {}  # what synthesis works out once per world from it (e.g. which keys list enough records)
         self.reads: dict = {}  # (tool, arguments) -> ToolResult of a read on the pristine world (see Run)
         self._idle: list = []
         self._lock = threading.Lock()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any

@@ -14,6 +14,7 @@ and the call trace (`Task.solution`, what OraclePolicy replays), and, for writes
 
 from __future__ import annotations
 
+import operator
 import typing
 from functools import lru_cache
 from typing import Any
@@ -134,9 +135,12 @@ def _condition_candidates(records: list[dict], skip: set) -> list[tuple]:
     return out
 
 
+_OPS = {"==": operator.eq, ">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
+
+
 def _holds(r: dict, cond: tuple) -> bool:
     f, op, v = cond
-    return {"==": r[f] == v, ">": r[f] > v, "<": r[f] < v, ">=": r[f] >= v, "<=": r[f] <= v}[op]
+    return _OPS[op](r[f], v)
 
 
 def _cond_source(cond: tuple) -> str:
@@ -191,6 +195,9 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     lt: Tool = _pick(roles["lists"], rng)
     kparam = roles["required_keys"](lt)[0]
     key = theme.key_of(kparam)
+    largs = _fill_plain(theme, fx, lt, {kparam}, rng)  # the list's other arguments
+    if largs is None:
+        return None
     # 1. the entity whose list is aggregated: given directly, or reached through a prefix step
     prefixes = [t for t in roles["prefixes"].get(key, ()) if t is not lt]
     if lv.prefix and prefixes:
@@ -218,15 +225,13 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         of = pkeys[0] if pkeys else None
         kvalue, ksource, ktext = found[1], "ref", W.described(noun_of(key), of, [f for f in pfacts if f != of])
     else:
-        kvalue = sample_key(fx, key, rng)
+        listable = _listable(theme, fx, lt, kparam, key, largs, bool(lv.lookups and roles["lookups"]), lv.conditions > 0)
+        kvalue = sample_key(fx, key, rng) if listable is None else _pick(listable, rng)
         if kvalue is None:
             return None
         ksource, ktext = repr(kvalue), W.labelled_text(theme, lt, kparam, kvalue)
         plan.given.append((noun_of(key), *fx.key_column(key), kvalue))
     # 2. the list
-    largs = _fill_plain(theme, fx, lt, {kparam}, rng)
-    if largs is None:
-        return None
     res = run.call(lt.name, {kparam: kvalue, **largs})
     items = res.data
     if not (res.ok and isinstance(items, list) and 2 <= len(items) <= MAX_ITEMS and all(isinstance(x, dict) for x in items)):
@@ -302,16 +307,33 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         n_conds = min(n_conds, len(fields))  # "up to" the level's conditions: fewer when the records lack fields
         if not n_conds:
             return None
-        for _ in range(8):  # a few draws of n_conds conditions on distinct fields that keep some, not all
-            chosen = [_pick([c for c in cands if c[0] == f], rng) for f in rng.choice(fields, n_conds, replace=False)]
+        def fits(chosen: list[tuple]) -> list[dict] | None:
+            """The records `chosen` keeps, if they make a task: some but not all, enough to count, each
+            lookup needed, at least one the write accepts."""
             matched = [r for r in records if all(_holds(r, c) for c in chosen)]
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
             enough = op != "count" or not few_items(len(matched))
             if 0 < len(matched) < len(records) and needs_lookups and enough and (writable is None or any(r[idf] in writable for r in matched)):
-                plan.conditions = chosen
-                break
-        else:
+                return matched
             return None
+
+        if op == "count" and few_items(len(records) - 1):
+            return None  # no filter can keep more than a few items and leave some out
+        if n_conds == 1:  # one condition: pick among those that fit (no draw is wasted)
+            fitting = [(c, m) for c in cands if (m := fits([c])) is not None]
+            if not fitting:
+                return None
+            chosen, matched = fitting[int(rng.integers(len(fitting)))]
+            plan.conditions = [chosen]
+        else:
+            for _ in range(8):  # a few draws of n_conds conditions on distinct fields
+                chosen = [_pick([c for c in cands if c[0] == f], rng) for f in rng.choice(fields, n_conds, replace=False)]
+                matched = fits(chosen)
+                if matched is not None:
+                    plan.conditions = chosen
+                    break
+            else:
+                return None
     cond_src = " and ".join(_cond_source(c) for c in plan.conditions) or "True"
     plan.lines.append(f"    matched = [r for r in records if {cond_src}]")
     plan.branches = len(plan.conditions)
@@ -391,6 +413,50 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         instruction=instruction, difficulty=difficulty, solution=solution, answer=answer, answer_type=answer_type,
         state_tables=tables, state_hash=final, db_seed=db_seed, program=program, features=features,
     )
+
+
+LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
+
+
+def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, lookups: bool, filtered: bool) -> tuple | None:
+    """The values of entity `key` whose list (`lt` with `largs`) an aggregation can range over: 2 to
+    MAX_ITEMS records of distinct entities, not cut to a page, and (unless lookups may add fields) with
+    a numeric field or enough items to count, and (`filtered`) a field a condition can split them on. Found once per world by listing each value (reads of the
+    pristine world, so the plans that follow answer these calls from the read memo); None when the
+    key column is too long to sweep. Plans then start only from lists that can make a task."""
+    cache_key = ("listable", lt.name, kparam, repr(sorted(largs.items())), lookups, filtered)
+    if cache_key not in fx.derived:
+        where = fx.key_column(key)
+        values = fx.values(*where) if where else ()
+        usable = None
+        if len(values) <= LISTABLE_SWEEP:
+            usable = []
+            with fx.run(memo=True) as run:
+                for v in values:
+                    args = {kparam: v, **largs}
+                    res = run.call(lt.name, args)
+                    items = res.data
+                    if (res.ok and isinstance(items, list) and 2 <= len(items) <= MAX_ITEMS and all(isinstance(x, dict) for x in items)
+                            and not capped(lt, args, items) and _aggregatable(theme, lt, key, items, lookups, filtered)):
+                        usable.append(v)
+            usable = tuple(usable)
+        fx.derived[cache_key] = usable
+    return fx.derived[cache_key]
+
+
+def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], lookups: bool, filtered: bool) -> bool:
+    """The checks `_attempt` makes on a listed page before planning on it (see there)."""
+    ekey = next((theme.key_of(k) for k in lt.produces if theme.key_of(k) and find_key(items[0], theme.key_of(k))
+                 and theme.key_of(k) != key), None)
+    if ekey is None:
+        return False
+    idf = find_key(items[0], ekey)[0]
+    ids = [x.get(idf) for x in items]
+    if len(set(ids)) != len(ids):
+        return False
+    if lookups:
+        return True  # the lookups' records may add the fields
+    return (not few_items(len(items)) or bool(_numeric_fields(items, {idf}))) and (not filtered or bool(_condition_candidates(items, {idf})))
 
 
 def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list) -> set:
