@@ -27,7 +27,8 @@ from .programmatic import execute, synthesize_programmatic_task
 
 KINDS = ("graph", "programmatic", "mixed", "rules")  # rules: tasks that exercise business rules (rules.py)
 DO_NOTHING = (None, "done", "")  # what an agent that did nothing submits; no task may accept it
-PRIOR_SAMPLE = 48  # candidate tasks per (theme, level, world) from which the frequent answers are read
+RULE_SHARE = 1 / 3  # of "mixed" tasks, on themes whose write tools carry business rules
+PRIOR_SAMPLE = 96  # candidate tasks per (theme, level, world) from which the frequent answers are read
 PRIOR_REPEATS = 2  # an answer seen this often in that sample is one a guesser would try
 
 
@@ -46,8 +47,13 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
         raise TaskError(f"Expected difficulty 1-5, got {difficulty!r}.")
     order = [kind]
     if kind == "mixed":  # one kind by the seed; the other if the theme cannot make the first
-        first = ("graph", "programmatic")[int(np.random.default_rng([seed, difficulty, 31]).integers(2))]
+        rng = np.random.default_rng([seed, difficulty, 31])
+        first = ("graph", "programmatic")[int(rng.integers(2))]
         order = [first, "programmatic" if first == "graph" else "graph"]
+        # a theme with business rules (forged tools) gives rule tasks a share of its tasks (drawn after
+        # the kind above, so themes without rules keep their tasks)
+        if not answers_only and has_rules(theme) and rng.random() < RULE_SHARE:
+            order.insert(0, "rules")
     errors = []
     for level in range(difficulty, 0 if fallback else difficulty - 1, -1):
         for k in order:
@@ -67,6 +73,17 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
                 task.features["requested_difficulty"] = difficulty
             return task
     raise TaskError(errors[-1] if len(errors) == 1 else " / ".join(errors))
+
+
+def has_rules(theme: Theme) -> bool:
+    """Whether the theme's write tools carry business rules a rule task can exercise (forged themes)."""
+    return any(t.get("rules") for t in theme.templates)
+
+
+def task_key(task: Task) -> str:
+    """What makes two tasks the same task to a user: their instruction (case and spacing aside).
+    Per-theme dedupe (`synth_tasks`, env resets) compares these; a task's id also holds its seed."""
+    return " ".join(task.instruction.split()).lower()
 
 
 def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -> list[str]:
@@ -246,4 +263,5 @@ def _wrong(task: Task):
     return f"{task.answer} definitely-wrong"
 
 
-__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "quality_problems", "start_tools", "start_weights", "synthesize_task"]
+__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "has_rules", "quality_problems", "start_tools",
+           "start_weights", "synthesize_task", "task_key"]

@@ -611,9 +611,9 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
             elif last.writes:
                 question = f"What {field} does the system report for it?"
             elif noun is None:
-                question = f"What is the {field} for {_facts_text(theme, walk, n)}?"
+                question = W.field_question(field, _facts_text(theme, walk, n), answer, of="for")
             else:
-                question = f"What is the {field} of {_subject(theme, walk, n, noun)}?"
+                question = W.field_question(field, _subject(theme, walk, n, noun), answer)
     if answer_type == "none" and not wrote:
         return None
     if not last.writes and answer_type == "none":

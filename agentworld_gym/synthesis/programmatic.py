@@ -350,14 +350,17 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     elif op == "sum":
         plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
         total = humanize(target) if humanize(target).startswith(("total", "sum")) else f"total {humanize(target)}"
-        question = f"What is the {total} of {subject}{cond_text}?"
+        if W.is_plural(humanize(target)) and not humanize(target).startswith(("total", "sum")):
+            question = f"How many {humanize(target)} do {subject}{cond_text} have in total?"
+        else:
+            question = f"What is the {total} of {subject}{cond_text}?"
     elif op in ("argmax", "argmin"):
         vals = sorted((r[target] for r in matched), reverse=op == "argmax")
         if len(vals) > 1 and vals[0] == vals[1]:
             return None  # a tie would make the answer ambiguous
         fn = "max" if op == "argmax" else "min"
         plan.lines.append(f"    return {fn}(matched, key=lambda r: r[{target!r}])[{idf!r}]")
-        which = "highest" if op == "argmax" else "lowest"
+        which = ("most" if op == "argmax" else "fewest") if W.is_plural(humanize(target)) else ("highest" if op == "argmax" else "lowest")
         question = f"Among {subject}{cond_text}, which has the {which} {humanize(target)}? Answer with its {idtext}."
         answer_type = "text"
     elif op == "top":
@@ -366,7 +369,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if k < 2 or vals[k - 1] == vals[k]:
             return None
         plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
-        question = f"Which {k} of {subject}{cond_text} have the highest {humanize(target)}? Answer with their {W.plural(idtext)}."
+        most = "most" if W.is_plural(humanize(target)) else "highest"
+        question = f"Which {k} of {subject}{cond_text} have the {most} {humanize(target)}? Answer with their {W.plural(idtext)}."
         answer_type = "set"
     else:
         extra = "".join(f", {p}={v!r}" for p, v in wargs.items())
