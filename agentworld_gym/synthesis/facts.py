@@ -38,9 +38,10 @@ class Run:
 
     Copies are pooled per world: opening a copy costs a schema parse and empties SQLite's
     statement cache, so a copy nothing wrote to is reused as is, and one that was written to is
-    restored from the template when the run closes. With `memo`, a read on the still unchanged copy
-    is answered from the world's read memo (`Facts.reads`: a read of the pristine world gives the
-    same result every time, the clock being fixed), so walks and plans that retry a lookup pay once.
+    restored from the template when the run closes. With `memo`, a call on the still unchanged copy
+    that changes nothing (a read, or a write the world's rules refuse) is answered from the world's
+    memo (`Facts.reads`: such a call on the pristine world gives the same result every time, the clock
+    being fixed), so walks and plans that retry a call pay once.
     """
 
     def __init__(self, fx: Facts, memo: bool = False):
@@ -48,8 +49,9 @@ class Run:
         self.conn = fx._acquire()
         self.conn.set_trace_callback(self._trace)
         self.written: set[str] = set()
+        self._touched: set[str] = set()  # tables the current call wrote to
         self.dirty = False
-        self._memo: dict | None = fx.reads if memo else None  # read results of the pristine world, valid until the first write
+        self._memo: dict | None = fx.reads if memo else None  # results on the pristine world, valid until the first write that succeeds
         self.db = self.theme.db(self.conn)
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
@@ -58,22 +60,32 @@ class Run:
         table = written_table(sql)
         if table:
             self.written.add(table)
+            self._touched.add(table)
 
     def call(self, name: str, arguments: dict) -> ToolResult:
-        """Run one call (a read already made on this unchanged copy is answered from memory)."""
+        """Run one call (a call already made on this unchanged copy that changed nothing, a read or a
+        refused write, is answered from memory)."""
         call = ToolCall(name, dict(arguments))
         writes = self.theme.toolset[name].writes if name in self.theme.toolset else False
         self.dirty = self.dirty or writes
-        if writes:
-            self._memo = None
-        key = (name, repr(sorted(arguments.items()))) if self._memo is not None else None
-        result = self._memo.get(key) if key is not None else None
-        if result is None:
+        # a refused write leaves the copy as it was only when the tool's own savepoint rolled it back
+        memo = self._memo if not (writes and self.conn.in_transaction) else None
+        key = (name, repr(sorted(arguments.items()))) if memo is not None else None
+        hit = memo.get(key) if key is not None else None
+        if hit is not None:
+            result, tables = hit
+            self.written.update(tables)  # what the call touched before it was refused, as a real call records
+        else:
+            self._touched = set()
             result = self.theme.toolset.call(self.db, call)
-            if key is not None:
-                if len(self._memo) >= READ_MEMO_SIZE:
-                    self._memo.clear()
-                self._memo[key] = result  # failed reads too: they fail again on the same world
+            if writes and result.ok:
+                self._memo = None  # the world changed: no longer the one the memo answers for
+            elif key is not None:
+                if len(memo) >= READ_MEMO_SIZE:
+                    memo.clear()
+                memo[key] = (result, frozenset(self._touched))  # failed calls too: they fail again on the same world
+        if writes and self.conn.in_transaction:
+            self._memo = None  # inside a caller's savepoint a refused write may leave changes behind
         self.calls.append(call)
         self.results.append(result)
         return result
@@ -106,7 +118,7 @@ class Facts:
         self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
         self.derived: dict = {}  # what synthesis works out once per world from it (e.g. which keys list enough records)
-        self.reads: dict = {}  # (tool, arguments) -> ToolResult of a read on the pristine world (see Run)
+        self.reads: dict = {}  # (tool, arguments) -> (ToolResult, tables touched) of a call that changed nothing on the pristine world (see Run)
         self._idle: list = []
         self._lock = threading.Lock()
 
