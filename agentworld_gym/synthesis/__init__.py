@@ -102,6 +102,8 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
     """
     problems = []
     fx = facts(theme, task.db_seed)
+    skips = _write_skips(theme, task) if task.state_hash is not None else []
+    removable = None
     with fx.run() as run:
         if task.program:
             answer, trace, ok = execute(theme, task.program, run)
@@ -109,7 +111,14 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
                 problems.append("gold program does not replay to the same calls")
             results = run.results
         else:
-            results = [run.call(c["name"], c.get("arguments", {})) for c in task.solution]
+            # a savepoint before each write a skip starts at: the left-out-write variants run from there
+            # once the replay is checked (`_removable_from`), not from a second replay
+            starts = {min(skip) for skip in skips}
+            results = []
+            for i, c in enumerate(task.solution):
+                if i in starts:
+                    run.conn.execute(f"SAVEPOINT w{i}")
+                results.append(run.call(c["name"], c.get("arguments", {})))
             ok = all(r.ok for r in results)
             if not ok:
                 problems.append("gold solution has a failing call")
@@ -130,7 +139,11 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
             final_rows = {t: fx.rows(run.conn, t) for t in task.state_tables}
             if any(final_rows[t] == fx.initial_rows(t) for t in task.state_tables):
                 problems.append("gold writes cancel each other out")
-    if task.state_hash is not None and not problems and _removable_write(theme, task, fx, final_rows):
+            if not task.program and skips and not problems:
+                removable = _removable_from(task, fx, run, skips, final_rows)
+        if run.conn.in_transaction:
+            run.conn.execute("ROLLBACK")  # the savepoints of the variants
+    if task.state_hash is not None and not problems and (removable if removable is not None else _removable_write(theme, task, fx, final_rows)):
         problems.append("a gold write can be left out")
     if any(fx.count(*u) != 1 for u in task.features.get("unique", ())):
         problems.append("a value in the instruction matches several rows")
@@ -165,22 +178,46 @@ def _unused_lookup(theme: Theme, task: Task, outputs: list) -> bool:
     return False
 
 
+def _write_skips(theme: Theme, task: Task) -> list[set[int]]:
+    """The sets of gold writes to try leaving out: each write alone, and two writes on the same entity
+    (a write and its undo). None for a task with fewer than two writes."""
+    calls = task.solution
+    writes = [i for i, c in enumerate(calls) if theme.toolset[c["name"]].writes]
+    if len(writes) < 2:
+        return []
+
+    def values(i: int) -> set:
+        return {str(v) for v in calls[i].get("arguments", {}).values()}
+
+    return [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
+
+
+def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict) -> bool:
+    """`_removable_write` on the replay's own copy, which holds a savepoint `w<i>` before each write
+    a skip starts at: latest first, each variant rolls back to its savepoint (the gold's state just
+    before the first left-out write), runs the rest of the gold without the left-out writes, stops at
+    its first failing call, and is compared with the gold's end state."""
+    calls, conn = task.solution, run.conn
+    for i in sorted({min(s) for s in skips}, reverse=True):
+        for skip in (s for s in skips if min(s) == i):
+            conn.execute(f"ROLLBACK TO w{i}")  # inner savepoints go; this one and the outer ones stay
+            if all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[i:], i) if j not in skip) \
+                    and fx.same_state(conn, final_rows):
+                return True
+    return False
+
+
 def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
     """A task with several writes whose end state is reached with one of them left out, or with two
     writes on the same entity left out (a write and its undo).
 
     One pass over one copy: the calls before the first left-out write are the gold's own, so each
     variant runs only from there, inside a savepoint rolled back afterwards, and stops at its first
-    failing call."""
+    failing call. (Graph tasks run their variants on the replay's copy instead: `_removable_from`.)"""
     calls = task.solution
-    writes = [i for i, c in enumerate(calls) if theme.toolset[c["name"]].writes]
-    if len(writes) < 2:
+    skips = _write_skips(theme, task)
+    if not skips:
         return False
-
-    def values(i: int) -> set:
-        return {str(v) for v in calls[i].get("arguments", {}).values()}
-
-    skips = [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
     with fx.run(memo=True) as run:  # reads before the first write: the same on every copy
         run.dirty = True
         conn = run.conn
