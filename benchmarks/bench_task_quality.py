@@ -123,8 +123,9 @@ def main(args: Args) -> None:
              f"- sample: per source, {args.themes} themes (seed {args.seed}) x levels 1-5, {args.themes * args.per_theme} tasks "
              "requested per source and level (mixed kinds, fallback=True); rates are over the tasks made",
              "- target: 0 for every check", "",
-             "| source | level | requested | made | stepped down | write tasks | rule tasks | repeats skipped | " + " | ".join(checks) + " |",
-             "|---" * (len(checks) + 8) + "|"]
+             "| source | level | requested | made | stepped down | write tasks | rule tasks | repeats skipped | " + " | ".join(checks)
+             + " | same words in another theme |",
+             "|---" * (len(checks) + 9) + "|"]
     summary = {}
     for source in SOURCES:
         for level in LEVELS:
@@ -133,16 +134,18 @@ def main(args: Args) -> None:
             if not g:
                 continue
             counts = Counter(p for r in made for p in r["problems"])
-            texts = Counter(r["instruction"] for r in made)
+            texts = Counter((r["theme"], r["instruction"]) for r in made)  # the same task twice in one theme
             counts["duplicate"] = sum(n - 1 for n in texts.values() if n > 1)
+            worded = Counter(r["instruction"] for r in made)  # the same words in two worlds (e.g. shared fake emails)
+            shared = sum(n - 1 for n in worded.values() if n > 1) - counts["duplicate"]
             n = max(len(made), 1)
-            summary[f"{source} {level}"] = {c: counts[c] / n for c in checks} | {"n": len(made)}
+            summary[f"{source} {level}"] = {c: counts[c] / n for c in checks} | {"n": len(made), "same_words_other_theme": shared / n}
             down = sum(r["made_level"] != level for r in made) / n
             writes = sum(r["writes"] for r in made) / n
             rules = sum(r.get("kind") == "rules" for r in made) / n
             repeats = sum(r.get("repeats_before", 0) for r in made) / n
             lines.append(f"| {source} | {level} | {len(g)} | {len(made)} | {down:.2f} | {writes:.2f} | {rules:.2f} | {repeats:.3f} | "
-                         + " | ".join(f"{counts[c] / n:.3f}" for c in checks) + " |")
+                         + " | ".join(f"{counts[c] / n:.3f}" for c in checks) + f" | {shared / n:.3f} |")
     lines += ["", "## 12 example instructions, verbatim (first tasks of the sample, 4 per source)", ""]
     by_key = defaultdict(list)
     for r in rows:
