@@ -282,12 +282,23 @@ def cheap_answers(theme: Theme, task: Task) -> list:
     """What strategies that never look at the world would submit for `task`: nothing, each constant of
     `CONSTANT_ANSWERS`, the first id or quoted value of the instruction, and the answers frequent for
     the task's theme and level (`answer_prior`)."""
-    out: list = [a for a in DO_NOTHING if a is not None] + list(CONSTANT_ANSWERS)
     first = first_value(task.instruction)
-    if first:
-        out.append(first)
-    out.extend(answer_prior(theme, task.difficulty, task.db_seed))
-    return out
+    return [*guesses(theme, task.difficulty, task.db_seed)[:_N_CONSTANT], *([first] if first else []),
+            *guesses(theme, task.difficulty, task.db_seed)[_N_CONSTANT:]]
+
+
+_N_CONSTANT = len([a for a in DO_NOTHING if a is not None]) + len(CONSTANT_ANSWERS)
+
+
+def guesses(theme: Theme, level: int, db_seed: int = 0) -> tuple:
+    """`cheap_answers` without the instruction's first value: do-nothing answers, the constants, then
+    the theme and level's frequent answers (cached with the answer prior)."""
+    return _guesses(theme, level, db_seed)
+
+
+@lru_cache(maxsize=8192)
+def _guesses(theme: Theme, level: int, db_seed: int) -> tuple:
+    return (*(a for a in DO_NOTHING if a is not None), *CONSTANT_ANSWERS, *answer_prior(theme, level, db_seed))
 
 
 def _wrong(task: Task):

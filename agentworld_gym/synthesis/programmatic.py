@@ -23,7 +23,7 @@ import numpy as np
 
 from ..actions import ToolCall
 from ..errors import TaskError
-from ..tasks import Task
+from ..tasks import Task, answers_match
 from ..theme import Theme, humanize, noun_of
 from ..tools import Tool
 from . import wording as W
@@ -174,7 +174,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
     for _ in range(attempts):
         run = fx.run(memo=True)
         try:
-            task = _attempt(theme, fx, roles, run, lv, difficulty, seed, db_seed, rng, answers_only)
+            task = _attempt(theme, fx, roles, run, lv, difficulty, seed, db_seed, rng, answers_only, check)
             if task is None:
                 continue
             if check:
@@ -190,7 +190,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
 
 
 def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng,
-             answers_only: bool = False) -> Task | None:
+             answers_only: bool = False, check: bool = True) -> Task | None:
     plan = _Plan()
     lt: Tool = _pick(roles["lists"], rng)
     kparam = roles["required_keys"](lt)[0]
@@ -342,13 +342,16 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     answer_type = "number"
     idtext = humanize(idf)
     requests: list[str] = []
+    early = None  # the answer, worked out from the records before the program is written and run
     if op == "count":
         if few_items(len(matched)):
             return None
         plan.lines.append("    return len(matched)")
+        early = len(matched)
         question = f"How many of {subject} have {cond}?" if cond else f"How many {nouns} are there of {ktext}?"
     elif op == "sum":
         plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
+        early = round(sum(r[target] for r in matched), 2)
         total = humanize(target) if humanize(target).startswith(("total", "sum")) else f"total {humanize(target)}"
         if W.is_plural(humanize(target)) and not humanize(target).startswith(("total", "sum")):
             question = f"How many {humanize(target)} do {subject}{cond_text} have in total?"
@@ -360,6 +363,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             return None  # a tie would make the answer ambiguous
         fn = "max" if op == "argmax" else "min"
         plan.lines.append(f"    return {fn}(matched, key=lambda r: r[{target!r}])[{idf!r}]")
+        early = (max if op == "argmax" else min)(matched, key=lambda r: r[target])[idf]
         which = ("most" if op == "argmax" else "fewest") if W.is_plural(humanize(target)) else ("highest" if op == "argmax" else "lowest")
         question = f"Among {subject}{cond_text}, which has the {which} {humanize(target)}? Answer with its {idtext}."
         answer_type = "text"
@@ -369,6 +373,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if k < 2 or vals[k - 1] == vals[k]:
             return None
         plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
+        early = [W.show(r[idf]) if not isinstance(r[idf], str) else r[idf] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
         most = "most" if W.is_plural(humanize(target)) else "highest"
         question = f"Which {k} of {subject}{cond_text} have the {most} {humanize(target)}? Answer with their {W.plural(idtext)}."
         answer_type = "set"
@@ -381,6 +386,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         parts = {wparam: f"each of {subject}{cond_text}", **{p: W.argument_text(theme, w, p, v) for p, v in wargs.items()}}
         requests.append(W.clause(theme, w, parts))
         question = f"Skip any {noun} that cannot be changed, and tell me how many you changed."
+    if check and early is not None and _guessed(theme, difficulty, db_seed, early, answer_type):
+        return None  # the quality filter would reject it: a guesser's answer (checked here, before the program runs)
     program = "def solve(call):\n" + "\n".join(plan.lines) + "\n"
     answer, trace, ok = execute(theme, program, run)
     if not ok or answer in (None, [], 0) and op == "write":
@@ -461,6 +468,14 @@ def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], lookups: 
     if lookups:
         return True  # the lookups' records may add the fields
     return (not few_items(len(items)) or bool(_numeric_fields(items, {idf}))) and (not filtered or bool(_condition_candidates(items, {idf})))
+
+
+def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
+    """Whether a guesser who never looks at the world gives `answer` (the instruction-free part of
+    `cheap_answers`; the quality filter checks all of it again on the finished task)."""
+    from . import guesses
+
+    return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
 
 
 def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list) -> set:
