@@ -145,7 +145,8 @@ def test_listable_keys_each_give_a_list_a_plan_can_use():
     lt = roles["lists"][0]
     kparam = roles["required_keys"](lt)[0]
     key = theme.key_of(kparam)
-    usable = programmatic._listable(theme, fx, lt, kparam, key, {}, False, True)
+    level2 = importlib.import_module("agentworld_gym.synthesis.graph").LEVELS[2]
+    usable = programmatic._listable(theme, fx, lt, kparam, key, {}, programmatic._needs(roles, level2, False))
     assert usable
     with fx.run() as run:
         for v in usable:
@@ -153,3 +154,21 @@ def test_listable_keys_each_give_a_list_a_plan_can_use():
             assert isinstance(items, list) and 2 <= len(items) <= programmatic.MAX_ITEMS
     left_out = [v for v in fx.values(*fx.key_column(key)) if v not in set(usable)]
     assert left_out  # some keys list too few records: plans no longer start from them
+
+
+def test_a_theme_whose_lists_cannot_make_a_plan_fails_fast():
+    """No list tool can make a task: synthesis says so at once instead of trying 180 plans."""
+    from agentworld_gym.errors import TaskError
+    from agentworld_gym.synthesis.graph import LEVELS
+
+    theme = get_theme("finance")
+    fx = facts(theme, 0)
+    roles = programmatic._roles(theme)
+    needs = programmatic._needs(roles, LEVELS[2], False)
+    assert programmatic._lists(theme, fx, roles, needs)
+    fx.derived[("lists", needs)] = []  # as for a world whose every listing is too short
+    try:
+        with pytest.raises(TaskError, match="list a programmatic task"):
+            synthesize_task(theme, 2, 0, "programmatic")
+    finally:
+        del fx.derived[("lists", needs)]

@@ -170,6 +170,9 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
     if not roles["lists"]:
         raise TaskError(f"Expected theme {theme.id!r} to have a read tool that takes an entity key and lists entities, "
                         "got none; programmatic tasks need one. Use kind='graph'.")
+    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only)):
+        raise TaskError(f"Expected theme {theme.id!r} to have a list a programmatic task at difficulty {difficulty} can range over "
+                        "(2-20 records with a field to aggregate or filter on), got none. Try a lower difficulty or kind='graph'.")
     problems: list[str] = []
     for _ in range(attempts):
         run = fx.run(memo=True)
@@ -192,7 +195,8 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
 def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng,
              answers_only: bool = False, check: bool = True) -> Task | None:
     plan = _Plan()
-    lt: Tool = _pick(roles["lists"], rng)
+    needs = _needs(roles, lv, answers_only)
+    lt: Tool = _pick(_lists(theme, fx, roles, needs), rng)
     kparam = roles["required_keys"](lt)[0]
     key = theme.key_of(kparam)
     largs = _fill_plain(theme, fx, lt, {kparam}, rng)  # the list's other arguments
@@ -225,7 +229,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         of = pkeys[0] if pkeys else None
         kvalue, ksource, ktext = found[1], "ref", W.described(noun_of(key), of, [f for f in pfacts if f != of])
     else:
-        listable = _listable(theme, fx, lt, kparam, key, largs, bool(lv.lookups and roles["lookups"]), lv.conditions > 0)
+        listable = _listable(theme, fx, lt, kparam, key, largs, needs)
         kvalue = sample_key(fx, key, rng) if listable is None else _pick(listable, rng)
         if kvalue is None:
             return None
@@ -429,13 +433,20 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
 LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
 
 
-def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, lookups: bool, filtered: bool) -> tuple | None:
-    """The values of entity `key` whose list (`lt` with `largs`) an aggregation can range over: 2 to
-    MAX_ITEMS records of distinct entities, not cut to a page, and (unless lookups may add fields) with
-    a numeric field or enough items to count, and (`filtered`) a field a condition can split them on. Found once per world by listing each value (reads of the
-    pristine world, so the plans that follow answer these calls from the read memo); None when the
-    key column is too long to sweep. Plans then start only from lists that can make a task."""
-    cache_key = ("listable", lt.name, kparam, repr(sorted(largs.items())), lookups, filtered)
+def _needs(roles: dict, lv: Level, answers_only: bool) -> tuple:
+    """What a plan at this level needs of a listing (see `_aggregatable`): whether lookups may add
+    fields, whether a filter condition is asked for, and the entities a conditional write may change."""
+    writable = frozenset(roles["writers"]) if lv.writes > 0 and not answers_only else frozenset()
+    return bool(lv.lookups and roles["lookups"]), lv.conditions > 0, writable
+
+
+def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, needs: tuple) -> tuple | None:
+    """The values of entity `key` whose list (`lt` with `largs`) a plan can range over: 2 to MAX_ITEMS
+    records of distinct entities, not cut to a page, that `_aggregatable` accepts. Found once per world
+    by listing each value (reads of the pristine world, so the plans that follow answer these calls
+    from the read memo); None when the key column is too long to sweep. Plans then start only from
+    lists that can make a task."""
+    cache_key = ("listable", lt.name, kparam, repr(sorted(largs.items())), needs)
     if cache_key not in fx.derived:
         where = fx.key_column(key)
         values = fx.values(*where) if where else ()
@@ -448,15 +459,35 @@ def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: d
                     res = run.call(lt.name, args)
                     items = res.data
                     if (res.ok and isinstance(items, list) and 2 <= len(items) <= MAX_ITEMS and all(isinstance(x, dict) for x in items)
-                            and not capped(lt, args, items) and _aggregatable(theme, lt, key, items, lookups, filtered)):
+                            and not capped(lt, args, items) and _aggregatable(theme, lt, key, items, needs)):
                         usable.append(v)
             usable = tuple(usable)
         fx.derived[cache_key] = usable
     return fx.derived[cache_key]
 
 
-def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], lookups: bool, filtered: bool) -> bool:
-    """The checks `_attempt` makes on a listed page before planning on it (see there)."""
+def _lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
+    """The list tools a plan can start from: those with other required arguments (sampled per plan),
+    and those without whose listing of some key value can make a task (`_listable`). Empty when none
+    can: every plan would fail, so the theme makes no programmatic task at this level."""
+    cache_key = ("lists", needs)
+    if cache_key not in fx.derived:
+        keep = []
+        for lt in roles["lists"]:
+            kparam = roles["required_keys"](lt)[0]
+            plain = [p for p in lt.parameters.get("required", ()) if p != kparam]
+            if plain or _listable(theme, fx, lt, kparam, theme.key_of(kparam), {}, needs) != ():
+                keep.append(lt)
+        fx.derived[cache_key] = keep
+    return fx.derived[cache_key]
+
+
+def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], needs: tuple) -> bool:
+    """What `_attempt` needs of a listed page before it can plan on it (a necessary condition): the
+    listed entities have distinct ids, and without lookups (which may add fields) an aggregation
+    has a numeric field or enough items to count, and a field to filter on where the level asks for
+    one, or the entities can take a conditional write with a field to filter on."""
+    lookups, filtered, writable = needs
     ekey = next((theme.key_of(k) for k in lt.produces if theme.key_of(k) and find_key(items[0], theme.key_of(k))
                  and theme.key_of(k) != key), None)
     if ekey is None:
@@ -466,8 +497,10 @@ def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], lookups: 
     if len(set(ids)) != len(ids):
         return False
     if lookups:
-        return True  # the lookups' records may add the fields
-    return (not few_items(len(items)) or bool(_numeric_fields(items, {idf}))) and (not filtered or bool(_condition_candidates(items, {idf})))
+        return True
+    splits = bool(_condition_candidates(items, {idf}))
+    aggregate = (not few_items(len(items)) or bool(_numeric_fields(items, {idf}))) and (splits or not filtered)
+    return aggregate or (ekey in writable and splits)
 
 
 def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
