@@ -77,6 +77,7 @@ class Run:
             self.written.update(tables)  # what the call touched before it was refused, as a real call records
         else:
             self._touched = set()
+            self.fx.tool_calls += 1
             result = self.theme.toolset.call(self.db, call)
             if writes and result.ok:
                 self._memo = None  # the world changed: no longer the one the memo answers for
@@ -117,6 +118,7 @@ class Facts:
         self._initial_rows: dict[str, Counter] = {}
         self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
+        self.tool_calls = 0  # calls synthesis ran on copies of this world (not those answered from the memo): its work, load aside
         self.derived: dict = {}  # what synthesis works out once per world from it (e.g. which keys list enough records)
         self.reads: dict = {}  # (tool, arguments) -> (ToolResult, tables touched) of a call that changed nothing on the pristine world (see Run)
         self._idle: list = []

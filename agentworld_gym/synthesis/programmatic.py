@@ -518,6 +518,7 @@ def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list
     for i in ids:
         run.conn.execute("SAVEPOINT probe")  # inside it the tool opens no savepoint of its own
         try:
+            run.fx.tool_calls += 1
             if theme.toolset.call(run.db, ToolCall(w.name, {param: i, **args})).ok:
                 ok.add(i)
         finally:
