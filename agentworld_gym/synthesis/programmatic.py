@@ -359,8 +359,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         total = humanize(target) if humanize(target).startswith(("total", "sum")) else f"total {humanize(target)}"
         if W.is_plural(humanize(target)) and not humanize(target).startswith(("total", "sum")):
             question = f"How many {humanize(target)} do {subject}{cond_text} have in total?"
-        else:
-            question = f"What is the {total} of {subject}{cond_text}?"
+        else:  # "What are the total minutes of ..." (a plural total agrees with its verb)
+            question = f"What {'are' if W.is_plural(total) else 'is'} the {total} of {subject}{cond_text}?"
     elif op in ("argmax", "argmin"):
         vals = sorted((r[target] for r in matched), reverse=op == "argmax")
         if len(vals) > 1 and vals[0] == vals[1]:
