@@ -26,6 +26,7 @@ from .world import open_copy, state_hash
 
 MAX_ECHO = 4_000  # characters of an action or tool result kept in the transcript
 SYNTHESIS_SEEDS = 4  # seeds a reset tries before it reports that the theme makes no valid task
+REPEAT_DRAWS = 8  # seeds a reset skips whose task this env already gave since its last seeding (per-theme dedupe)
 REWARD_MODES = ("binary", "partial")
 
 
@@ -96,6 +97,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.tools_in_prompt = tools_in_prompt
         self.tasks = _load_task_list(tasks, self.theme.id)
+        self._issued: set[str] = set()  # instructions of the tasks synthesized since the last seeded reset
         if self.backend is not None and self.tasks is None:
             raise TaskError(f"Expected tasks=... for the external backend {self.backend.id!r}, got none (tasks are synthesized only for themes).")
         self._init_kwargs = dict(theme=self.backend or self.theme.id, difficulty=difficulty, tasks=self.tasks, task_kind=task_kind,
@@ -112,6 +114,8 @@ class AgentWorldEnv(gym.Env[str, str]):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
         super().reset(seed=seed)
+        if seed is not None:  # a seeded reset starts a fresh sequence: reset(seed=s) always gives the same task
+            self._issued.clear()
         options = options or {}
         self.task = self._choose_task(options)
         self._close_conn()
@@ -229,18 +233,31 @@ class AgentWorldEnv(gym.Env[str, str]):
             return task if isinstance(task, Task) else Task.from_dict(task)
         if self.tasks:
             return self.tasks[int(self.np_random.integers(len(self.tasks)))]
-        from .synthesis import synthesize_task
+        from .synthesis import synthesize_task, task_key
 
         difficulty = options.get("difficulty", self.difficulty)
         # A theme that cannot make this level gives the nearest lower one (info["difficulty"] says which);
         # a seed whose candidates all break the task rules is followed by the next one (still one
         # sequence per reset seed, so episodes stay deterministic).
-        for _ in range(SYNTHESIS_SEEDS):
+        # A task this env already gave since its last seeding is skipped for the next seed (a thin theme
+        # that keeps repeating gives the repeat after REPEAT_DRAWS tries).
+        failures, repeats = 0, 0
+        while True:
             try:
-                return synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed, fallback=True)
-            except TaskError as exc:
-                last = exc
-        raise last
+                task = synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed, fallback=True)
+            except TaskError:
+                failures += 1
+                if failures >= SYNTHESIS_SEEDS:
+                    raise
+                continue
+            key = task_key(task)
+            if key in self._issued and repeats < REPEAT_DRAWS:
+                repeats += 1
+                continue
+            if len(self._issued) >= 100_000:
+                self._issued.clear()  # memory stays bounded on endless training runs
+            self._issued.add(key)
+            return task
 
     def _info(self) -> dict:
         info = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from .actions import ToolCall
@@ -112,12 +112,14 @@ class Theme:
             conn.close()
 
 
+@lru_cache(maxsize=65536)
 def humanize(name: str) -> str:
-    """'credit_limit' -> 'credit limit', 'accountId' -> 'account id'."""
+    """'credit_limit' -> 'credit limit', 'accountId' -> 'account id' (cached: synthesis words the same names often)."""
     name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
     return " ".join(name.replace("_", " ").replace("-", " ").split()).lower()
 
 
+@lru_cache(maxsize=65536)
 def noun_of(key: str) -> str:
     """'account_id' -> 'account'."""
     words = humanize(key).split()

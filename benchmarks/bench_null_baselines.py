@@ -45,6 +45,10 @@ class Args:
     seed: int = 0
     max_minutes: float = 0.0
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
+    heldout: int = 1
+    """1: also play the frozen held-out suite; 0: leave it out (the report says so)"""
+    synthesis: str = "v3.1"
+    """the task rules the rows were made under: progress rows of another version are not reused"""
     out: str = "benchmarks/results/null_baselines.md"
 
 
@@ -129,7 +133,7 @@ def table(rows: list[dict], strategies: list[str], title: str) -> list[str]:
 
 def _same(args: Args) -> dict:
     """The arguments that decide a theme's results (a time limit does not)."""
-    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out")}
+    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out", "heldout")}
 
 
 def main(args: Args) -> None:
@@ -165,7 +169,7 @@ def main(args: Args) -> None:
     strategies = [*null_policies(0), "mode", "oracle"]
     flag_rows = [r for t in flagships for r in done.get(t, [])]
     pool_rows = [r for t in pool for r in done.get(t, [])]
-    held = heldout_rows(args)
+    held = heldout_rows(args) if args.heldout else []
     cheap = [s for s in strategies if s != "oracle"]
     worst = {name: max((sum(r[s] for r in g) / len(g), s) for s in cheap)
              for name, g in (("flagship", flag_rows), ("pool", pool_rows), ("held-out", held)) if g}
@@ -182,7 +186,8 @@ def main(args: Args) -> None:
         "",
         *table(flag_rows, strategies, "Flagship themes"),
         *table(pool_rows, strategies, "Pool themes"),
-        *table(held, strategies, "Held-out suite (benchmarks/suites/heldout)"),
+        *(table(held, strategies, "Held-out suite (benchmarks/suites/heldout)") if held else
+          ["### Held-out suite", "", "Not played in this run (`--heldout 0`).", ""]),
     ]
     text = "\n".join(lines)
     print(text)

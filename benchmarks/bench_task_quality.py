@@ -8,6 +8,9 @@ per theme and level, so `themes x per-theme` (300 by default) tasks per source a
 `fallback=True` as env.reset does (a task is counted at the level it was asked for). Rates of:
 numbered-step or tool-order leakage, decoy sentences, unused gold calls, self-cancelling writes,
 ambiguous references, page-size answers, exact duplicate instructions. Target: 0 for each.
+Tasks are drawn as a user gets them (`synth_tasks`, env resets): a task whose instruction the theme
+already gave at that level is skipped for the next seed (per-theme dedupe); "repeats skipped" is how
+many per task kept, i.e. how often plain `synthesize_task` over consecutive seeds repeats itself.
 Also writes 12 verbatim example instructions (4 per source: levels 1, 3, 5, 5) for a reader to judge.
 Resumable: per-(source, theme) results go to <out>.progress.jsonl.
 """
@@ -27,10 +30,11 @@ from tqdm import tqdm
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym import envs
 from agentworld_gym.errors import AgentWorldError
-from agentworld_gym.synthesis import LEVELS, synthesize_task
+from agentworld_gym.synthesis import LEVELS, synthesize_task, task_key
 from agentworld_gym.synthesis.audit import RULES, audit
 
 SOURCES = ("flagship", "catalog", "toucan")
+REPEAT_SEEDS = 3  # seeds tried per task wanted: a theme that keeps repeating itself gives fewer tasks
 
 
 @dataclass
@@ -38,6 +42,8 @@ class Args:
     themes: int = 60
     per_theme: int = 5
     seed: int = 0
+    synthesis: str = "v3.1"
+    """the task rules the rows were made under: progress rows of another version are not reused"""
     max_minutes: float = 0.0
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
     out: str = "benchmarks/results/task_quality.md"
@@ -55,14 +61,25 @@ def theme_rows(source: str, theme_id: str, per_theme: int, args: Args) -> list[d
     theme = envs.get_theme(theme_id)
     rows = []
     for level in LEVELS:
-        for k in range(per_theme):
+        seen: set[str] = set()  # per-theme dedupe, as `synth_tasks` and env resets do: a repeat takes the next seed
+        made = repeats = 0
+        for k in range(REPEAT_SEEDS * per_theme):
+            if made + sum(1 for r in rows if r["level"] == level and not r["made"]) >= per_theme:
+                break
             try:
                 task = synthesize_task(theme, level, args.seed * 10_000 + k, "mixed", fallback=True)
             except AgentWorldError:
                 rows.append({"source": source, "theme": theme_id, "level": level, "made": False})
                 continue
+            if task_key(task) in seen:
+                repeats += 1
+                continue
+            seen.add(task_key(task))
+            made += 1
             rows.append({"source": source, "theme": theme_id, "level": level, "made": True, "made_level": task.difficulty,
-                         "instruction": task.instruction, "writes": task.state_hash is not None, "problems": audit(theme, task)})
+                         "instruction": task.instruction, "writes": task.state_hash is not None, "problems": audit(theme, task),
+                         "kind": task.kind, "repeats_before": repeats})
+            repeats = 0
     return rows
 
 
@@ -106,8 +123,9 @@ def main(args: Args) -> None:
              f"- sample: per source, {args.themes} themes (seed {args.seed}) x levels 1-5, {args.themes * args.per_theme} tasks "
              "requested per source and level (mixed kinds, fallback=True); rates are over the tasks made",
              "- target: 0 for every check", "",
-             "| source | level | requested | made | stepped down | write tasks | " + " | ".join(checks) + " |",
-             "|---" * (len(checks) + 6) + "|"]
+             "| source | level | requested | made | stepped down | write tasks | rule tasks | repeats skipped | " + " | ".join(checks)
+             + " | same words in another theme |",
+             "|---" * (len(checks) + 9) + "|"]
     summary = {}
     for source in SOURCES:
         for level in LEVELS:
@@ -116,14 +134,18 @@ def main(args: Args) -> None:
             if not g:
                 continue
             counts = Counter(p for r in made for p in r["problems"])
-            texts = Counter(r["instruction"] for r in made)
+            texts = Counter((r["theme"], r["instruction"]) for r in made)  # the same task twice in one theme
             counts["duplicate"] = sum(n - 1 for n in texts.values() if n > 1)
+            worded = Counter(r["instruction"] for r in made)  # the same words in two worlds (e.g. shared fake emails)
+            shared = sum(n - 1 for n in worded.values() if n > 1) - counts["duplicate"]
             n = max(len(made), 1)
-            summary[f"{source} {level}"] = {c: counts[c] / n for c in checks} | {"n": len(made)}
+            summary[f"{source} {level}"] = {c: counts[c] / n for c in checks} | {"n": len(made), "same_words_other_theme": shared / n}
             down = sum(r["made_level"] != level for r in made) / n
             writes = sum(r["writes"] for r in made) / n
-            lines.append(f"| {source} | {level} | {len(g)} | {len(made)} | {down:.2f} | {writes:.2f} | "
-                         + " | ".join(f"{counts[c] / n:.3f}" for c in checks) + " |")
+            rules = sum(r.get("kind") == "rules" for r in made) / n
+            repeats = sum(r.get("repeats_before", 0) for r in made) / n
+            lines.append(f"| {source} | {level} | {len(g)} | {len(made)} | {down:.2f} | {writes:.2f} | {rules:.2f} | {repeats:.3f} | "
+                         + " | ".join(f"{counts[c] / n:.3f}" for c in checks) + f" | {shared / n:.3f} |")
     lines += ["", "## 12 example instructions, verbatim (first tasks of the sample, 4 per source)", ""]
     by_key = defaultdict(list)
     for r in rows:

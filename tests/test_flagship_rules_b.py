@@ -260,4 +260,6 @@ def test_oracle_scores_one_and_nothing_scores_zero(theme_id):
         env.reset(options={"task": task})
         _, reward, terminated, _, _ = env.step('submit(answer="__nothing__")')
         assert terminated and reward == 0.0, task.id
-    assert {"number", "text"} <= kinds  # both answer kinds occur
+    # answer tasks occur (both kinds in most themes; where every count is one a guesser tries, e.g. the
+    # testing theme's 9-13 runs per list, the answer prior rejects them and only text answers are asked)
+    assert kinds & {"number", "text"}

@@ -27,7 +27,8 @@ from .programmatic import execute, synthesize_programmatic_task
 
 KINDS = ("graph", "programmatic", "mixed", "rules")  # rules: tasks that exercise business rules (rules.py)
 DO_NOTHING = (None, "done", "")  # what an agent that did nothing submits; no task may accept it
-PRIOR_SAMPLE = 48  # candidate tasks per (theme, level, world) from which the frequent answers are read
+RULE_SHARE = 1 / 3  # of "mixed" tasks, on themes whose write tools carry business rules
+PRIOR_SAMPLE = 96  # candidate tasks per (theme, level, world) from which the frequent answers are read
 PRIOR_REPEATS = 2  # an answer seen this often in that sample is one a guesser would try
 
 
@@ -46,8 +47,13 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
         raise TaskError(f"Expected difficulty 1-5, got {difficulty!r}.")
     order = [kind]
     if kind == "mixed":  # one kind by the seed; the other if the theme cannot make the first
-        first = ("graph", "programmatic")[int(np.random.default_rng([seed, difficulty, 31]).integers(2))]
+        rng = np.random.default_rng([seed, difficulty, 31])
+        first = ("graph", "programmatic")[int(rng.integers(2))]
         order = [first, "programmatic" if first == "graph" else "graph"]
+        # a theme with business rules (forged tools) gives rule tasks a share of its tasks (drawn after
+        # the kind above, so themes without rules keep their tasks)
+        if not answers_only and has_rules(theme) and rng.random() < RULE_SHARE:
+            order.insert(0, "rules")
     errors = []
     for level in range(difficulty, 0 if fallback else difficulty - 1, -1):
         for k in order:
@@ -69,6 +75,17 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
     raise TaskError(errors[-1] if len(errors) == 1 else " / ".join(errors))
 
 
+def has_rules(theme: Theme) -> bool:
+    """Whether the theme's write tools carry business rules a rule task can exercise (forged themes)."""
+    return any(t.get("rules") for t in theme.templates)
+
+
+def task_key(task: Task) -> str:
+    """What makes two tasks the same task to a user: their instruction (case and spacing aside).
+    Per-theme dedupe (`synth_tasks`, env resets) compares these; a task's id also holds its seed."""
+    return " ".join(task.instruction.split()).lower()
+
+
 def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -> list[str]:
     """Why a task should be dropped (empty list = keep).
 
@@ -85,6 +102,8 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
     """
     problems = []
     fx = facts(theme, task.db_seed)
+    skips = _write_skips(theme, task) if task.state_hash is not None else []
+    removable = None
     with fx.run() as run:
         if task.program:
             answer, trace, ok = execute(theme, task.program, run)
@@ -92,7 +111,14 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
                 problems.append("gold program does not replay to the same calls")
             results = run.results
         else:
-            results = [run.call(c["name"], c.get("arguments", {})) for c in task.solution]
+            # a savepoint before each write a skip starts at: the left-out-write variants run from there
+            # once the replay is checked (`_removable_from`), not from a second replay
+            starts = {min(skip) for skip in skips}
+            results = []
+            for i, c in enumerate(task.solution):
+                if i in starts:
+                    run.conn.execute(f"SAVEPOINT w{i}")
+                results.append(run.call(c["name"], c.get("arguments", {})))
             ok = all(r.ok for r in results)
             if not ok:
                 problems.append("gold solution has a failing call")
@@ -113,7 +139,11 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
             final_rows = {t: fx.rows(run.conn, t) for t in task.state_tables}
             if any(final_rows[t] == fx.initial_rows(t) for t in task.state_tables):
                 problems.append("gold writes cancel each other out")
-    if task.state_hash is not None and not problems and _removable_write(theme, task, fx, final_rows):
+            if not task.program and skips and not problems:
+                removable = _removable_from(task, fx, run, skips, final_rows)
+        if run.conn.in_transaction:
+            run.conn.execute("ROLLBACK")  # the savepoints of the variants
+    if task.state_hash is not None and not problems and (removable if removable is not None else _removable_write(theme, task, fx, final_rows)):
         problems.append("a gold write can be left out")
     if any(fx.count(*u) != 1 for u in task.features.get("unique", ())):
         problems.append("a value in the instruction matches several rows")
@@ -148,23 +178,61 @@ def _unused_lookup(theme: Theme, task: Task, outputs: list) -> bool:
     return False
 
 
-def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
-    """A task with several writes whose end state is reached with one of them left out, or with two
-    writes on the same entity left out (a write and its undo)."""
+def _write_skips(theme: Theme, task: Task) -> list[set[int]]:
+    """The sets of gold writes to try leaving out: each write alone, and two writes on the same entity
+    (a write and its undo). None for a task with fewer than two writes."""
     calls = task.solution
     writes = [i for i, c in enumerate(calls) if theme.toolset[c["name"]].writes]
     if len(writes) < 2:
-        return False
+        return []
 
     def values(i: int) -> set:
         return {str(v) for v in calls[i].get("arguments", {}).values()}
 
-    skips = [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
-    for skip in skips:
-        with fx.run() as run:
-            results = [run.call(c["name"], c.get("arguments", {})) for i, c in enumerate(calls) if i not in skip]
-            if all(r.ok for r in results) and fx.same_state(run.conn, final_rows):
+    return [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
+
+
+def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict) -> bool:
+    """`_removable_write` on the replay's own copy, which holds a savepoint `w<i>` before each write
+    a skip starts at: latest first, each variant rolls back to its savepoint (the gold's state just
+    before the first left-out write), runs the rest of the gold without the left-out writes, stops at
+    its first failing call, and is compared with the gold's end state."""
+    calls, conn = task.solution, run.conn
+    for i in sorted({min(s) for s in skips}, reverse=True):
+        for skip in (s for s in skips if min(s) == i):
+            conn.execute(f"ROLLBACK TO w{i}")  # inner savepoints go; this one and the outer ones stay
+            if all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[i:], i) if j not in skip) \
+                    and fx.same_state(conn, final_rows):
                 return True
+    return False
+
+
+def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
+    """A task with several writes whose end state is reached with one of them left out, or with two
+    writes on the same entity left out (a write and its undo).
+
+    One pass over one copy: the calls before the first left-out write are the gold's own, so each
+    variant runs only from there, inside a savepoint rolled back afterwards, and stops at its first
+    failing call. (Graph tasks run their variants on the replay's copy instead: `_removable_from`.)"""
+    calls = task.solution
+    skips = _write_skips(theme, task)
+    if not skips:
+        return False
+    with fx.run(memo=True) as run:  # reads before the first write: the same on every copy
+        run.dirty = True
+        conn = run.conn
+        for i, c in enumerate(calls):
+            for skip in (s for s in skips if min(s) == i):
+                conn.execute("SAVEPOINT variant")  # inside it a failing tool call leaves changes: rolled back below
+                try:
+                    if all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[i:], i) if j not in skip) \
+                            and fx.same_state(conn, final_rows):
+                        return True
+                finally:
+                    conn.execute("ROLLBACK TO variant")
+                    conn.execute("RELEASE variant")
+            if not run.call(c["name"], c.get("arguments", {})).ok:
+                return False  # the gold itself fails here: the replay check reports it
     return False
 
 
@@ -214,12 +282,23 @@ def cheap_answers(theme: Theme, task: Task) -> list:
     """What strategies that never look at the world would submit for `task`: nothing, each constant of
     `CONSTANT_ANSWERS`, the first id or quoted value of the instruction, and the answers frequent for
     the task's theme and level (`answer_prior`)."""
-    out: list = [a for a in DO_NOTHING if a is not None] + list(CONSTANT_ANSWERS)
     first = first_value(task.instruction)
-    if first:
-        out.append(first)
-    out.extend(answer_prior(theme, task.difficulty, task.db_seed))
-    return out
+    return [*guesses(theme, task.difficulty, task.db_seed)[:_N_CONSTANT], *([first] if first else []),
+            *guesses(theme, task.difficulty, task.db_seed)[_N_CONSTANT:]]
+
+
+_N_CONSTANT = len([a for a in DO_NOTHING if a is not None]) + len(CONSTANT_ANSWERS)
+
+
+def guesses(theme: Theme, level: int, db_seed: int = 0) -> tuple:
+    """`cheap_answers` without the instruction's first value: do-nothing answers, the constants, then
+    the theme and level's frequent answers (cached with the answer prior)."""
+    return _guesses(theme, level, db_seed)
+
+
+@lru_cache(maxsize=8192)
+def _guesses(theme: Theme, level: int, db_seed: int) -> tuple:
+    return (*(a for a in DO_NOTHING if a is not None), *CONSTANT_ANSWERS, *answer_prior(theme, level, db_seed))
 
 
 def _wrong(task: Task):
@@ -232,4 +311,5 @@ def _wrong(task: Task):
     return f"{task.answer} definitely-wrong"
 
 
-__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "quality_problems", "start_tools", "start_weights", "synthesize_task"]
+__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "has_rules", "quality_problems", "start_tools",
+           "start_weights", "synthesize_task", "task_key"]

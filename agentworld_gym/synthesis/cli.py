@@ -16,7 +16,7 @@ def synth_tasks(theme_id: str, difficulty: int, n: int, seed: int = 0, kind: str
 
     from ..envs import get_theme
     from ..errors import TaskError
-    from . import synthesize_task
+    from . import synthesize_task, task_key
 
     theme = get_theme(theme_id)
     seeds = np.random.default_rng(seed).integers(2**31, size=max(4 * n, n + 50))
@@ -27,9 +27,9 @@ def synth_tasks(theme_id: str, difficulty: int, n: int, seed: int = 0, kind: str
             if len(seen) >= n:
                 return
             task = synthesize_task(theme, difficulty, int(s), kind, db_seed, fallback=fallback)
-            if task.id in seen:  # two seeds may reach the same task; keep the file free of duplicates
+            if task_key(task) in seen:  # two seeds may reach the same task (per theme); keep the file free of duplicates
                 continue
-            seen.add(task.id)
+            seen.add(task_key(task))
             bar.update(1)
             yield task
         raise TaskError(f"Expected {n} distinct tasks for {theme_id!r} at difficulty {difficulty}, got only {len(seen)}; "

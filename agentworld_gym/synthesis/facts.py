@@ -21,6 +21,7 @@ from ..theme import Theme
 from ..tools import ToolResult
 from ..world import _authorizer, open_copy
 
+READ_MEMO_SIZE = 50_000  # reads remembered per world (cleared when full: memory stays bounded)
 _ENCODE = json.JSONEncoder(default=str).encode  # the same text as json.dumps(row, default=str)
 _WRITE_SQL = re.compile(r'^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`\[]?(\w+)', re.I)
 
@@ -37,7 +38,10 @@ class Run:
 
     Copies are pooled per world: opening a copy costs a schema parse and empties SQLite's
     statement cache, so a copy nothing wrote to is reused as is, and one that was written to is
-    restored from the template when the run closes.
+    restored from the template when the run closes. With `memo`, a call on the still unchanged copy
+    that changes nothing (a read, or a write the world's rules refuse) is answered from the world's
+    memo (`Facts.reads`: such a call on the pristine world gives the same result every time, the clock
+    being fixed), so walks and plans that retry a call pay once.
     """
 
     def __init__(self, fx: Facts, memo: bool = False):
@@ -45,8 +49,9 @@ class Run:
         self.conn = fx._acquire()
         self.conn.set_trace_callback(self._trace)
         self.written: set[str] = set()
+        self._touched: set[str] = set()  # tables the current call wrote to
         self.dirty = False
-        self._memo: dict | None = {} if memo else None  # read results, valid until the first write
+        self._memo: dict | None = fx.reads if memo else None  # results on the pristine world, valid until the first write that succeeds
         self.db = self.theme.db(self.conn)
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
@@ -55,21 +60,33 @@ class Run:
         table = written_table(sql)
         if table:
             self.written.add(table)
+            self._touched.add(table)
 
     def call(self, name: str, arguments: dict) -> ToolResult:
-        """Run one call (a read already made on this unchanged copy is answered from memory)."""
+        """Run one call (a call already made on this unchanged copy that changed nothing, a read or a
+        refused write, is answered from memory)."""
         call = ToolCall(name, dict(arguments))
         writes = self.theme.toolset[name].writes if name in self.theme.toolset else False
         self.dirty = self.dirty or writes
-        key = (name, repr(sorted(arguments.items())))
-        result = self._memo.get(key) if self._memo is not None else None
-        if result is None:
+        # a refused write leaves the copy as it was only when the tool's own savepoint rolled it back
+        memo = self._memo if not (writes and self.conn.in_transaction) else None
+        key = (name, repr(sorted(arguments.items()))) if memo is not None else None
+        hit = memo.get(key) if key is not None else None
+        if hit is not None:
+            result, tables = hit
+            self.written.update(tables)  # what the call touched before it was refused, as a real call records
+        else:
+            self._touched = set()
+            self.fx.tool_calls += 1
             result = self.theme.toolset.call(self.db, call)
-            if self._memo is not None:
-                if writes:
-                    self._memo = None
-                elif result.ok:
-                    self._memo[key] = result
+            if writes and result.ok:
+                self._memo = None  # the world changed: no longer the one the memo answers for
+            elif key is not None:
+                if len(memo) >= READ_MEMO_SIZE:
+                    memo.clear()
+                memo[key] = (result, frozenset(self._touched))  # failed calls too: they fail again on the same world
+        if writes and self.conn.in_transaction:
+            self._memo = None  # inside a caller's savepoint a refused write may leave changes behind
         self.calls.append(call)
         self.results.append(result)
         return result
@@ -101,11 +118,15 @@ class Facts:
         self._initial_rows: dict[str, Counter] = {}
         self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
+        self.tool_calls = 0  # calls synthesis ran on copies of this world (not those answered from the memo): its work, load aside
+        self.derived: dict = {}  # what synthesis works out once per world from it (e.g. which keys list enough records)
+        self.reads: dict = {}  # (tool, arguments) -> (ToolResult, tables touched) of a call that changed nothing on the pristine world (see Run)
         self._idle: list = []
         self._lock = threading.Lock()
 
     def run(self, memo: bool = False) -> Run:
-        """A fresh copy; `memo` answers repeated reads from memory (synthesis only, never replays)."""
+        """A fresh copy; `memo` answers reads of the unchanged world from the world's read memo (synthesis
+        only: the replays that verify a task always run every call)."""
         return Run(self, memo)
 
     def _acquire(self):
@@ -180,7 +201,10 @@ class Facts:
         return self._initial_rows[table]
 
     def same_state(self, conn, expected: dict[str, Counter]) -> bool:
-        """Whether `conn` holds exactly `expected` ({table: rows}); stops at the first table that differs."""
+        """Whether `conn` holds exactly `expected` ({table: rows}); stops at the first table that differs,
+        and compares row counts first (a left-out insert or delete shows there without reading the rows)."""
+        if any(conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] != rows.total() for t, rows in expected.items()):
+            return False
         return all(self.rows(conn, t) == rows for t, rows in expected.items())
 
     def key_column(self, key: str) -> tuple[str, str] | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
@@ -293,7 +292,7 @@ class _Walk:
 
     def __init__(self, theme: Theme, fx: Facts, rng: np.random.Generator):
         self.theme, self.fx, self.rng = theme, fx, rng
-        self.run = fx.run()
+        self.run = fx.run(memo=True)
         self.refs: list[dict[str, int]] = []  # per call: param -> index of the call it came from
         self.edge_kinds: list[int] = []
         self.given: list[tuple] = []  # (noun, table, column, value) stated directly in the instruction
@@ -612,9 +611,9 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
             elif last.writes:
                 question = f"What {field} does the system report for it?"
             elif noun is None:
-                question = f"What is the {field} for {_facts_text(theme, walk, n)}?"
+                question = W.field_question(field, _facts_text(theme, walk, n), answer, of="for")
             else:
-                question = f"What is the {field} of {_subject(theme, walk, n, noun)}?"
+                question = W.field_question(field, _subject(theme, walk, n, noun), answer)
     if answer_type == "none" and not wrote:
         return None
     if not last.writes and answer_type == "none":

@@ -14,6 +14,7 @@ and the call trace (`Task.solution`, what OraclePolicy replays), and, for writes
 
 from __future__ import annotations
 
+import operator
 import typing
 from functools import lru_cache
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 
 from ..actions import ToolCall
 from ..errors import TaskError
-from ..tasks import Task
+from ..tasks import Task, answers_match
 from ..theme import Theme, humanize, noun_of
 from ..tools import Tool
 from . import wording as W
@@ -134,9 +135,12 @@ def _condition_candidates(records: list[dict], skip: set) -> list[tuple]:
     return out
 
 
+_OPS = {"==": operator.eq, ">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
+
+
 def _holds(r: dict, cond: tuple) -> bool:
     f, op, v = cond
-    return {"==": r[f] == v, ">": r[f] > v, "<": r[f] < v, ">=": r[f] >= v, "<=": r[f] <= v}[op]
+    return _OPS[op](r[f], v)
 
 
 def _cond_source(cond: tuple) -> str:
@@ -166,11 +170,14 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
     if not roles["lists"]:
         raise TaskError(f"Expected theme {theme.id!r} to have a read tool that takes an entity key and lists entities, "
                         "got none; programmatic tasks need one. Use kind='graph'.")
+    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only)):
+        raise TaskError(f"Expected theme {theme.id!r} to have a list a programmatic task at difficulty {difficulty} can range over "
+                        "(2-20 records with a field to aggregate or filter on), got none. Try a lower difficulty or kind='graph'.")
     problems: list[str] = []
     for _ in range(attempts):
         run = fx.run(memo=True)
         try:
-            task = _attempt(theme, fx, roles, run, lv, difficulty, seed, db_seed, rng, answers_only)
+            task = _attempt(theme, fx, roles, run, lv, difficulty, seed, db_seed, rng, answers_only, check)
             if task is None:
                 continue
             if check:
@@ -186,11 +193,15 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
 
 
 def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng,
-             answers_only: bool = False) -> Task | None:
+             answers_only: bool = False, check: bool = True) -> Task | None:
     plan = _Plan()
-    lt: Tool = _pick(roles["lists"], rng)
+    needs = _needs(roles, lv, answers_only)
+    lt: Tool = _pick(_lists(theme, fx, roles, needs), rng)
     kparam = roles["required_keys"](lt)[0]
     key = theme.key_of(kparam)
+    largs = _fill_plain(theme, fx, lt, {kparam}, rng)  # the list's other arguments
+    if largs is None:
+        return None
     # 1. the entity whose list is aggregated: given directly, or reached through a prefix step
     prefixes = [t for t in roles["prefixes"].get(key, ()) if t is not lt]
     if lv.prefix and prefixes:
@@ -218,15 +229,13 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         of = pkeys[0] if pkeys else None
         kvalue, ksource, ktext = found[1], "ref", W.described(noun_of(key), of, [f for f in pfacts if f != of])
     else:
-        kvalue = sample_key(fx, key, rng)
+        listable = _listable(theme, fx, lt, kparam, key, largs, needs)
+        kvalue = sample_key(fx, key, rng) if listable is None else _pick(listable, rng)
         if kvalue is None:
             return None
         ksource, ktext = repr(kvalue), W.labelled_text(theme, lt, kparam, kvalue)
         plan.given.append((noun_of(key), *fx.key_column(key), kvalue))
     # 2. the list
-    largs = _fill_plain(theme, fx, lt, {kparam}, rng)
-    if largs is None:
-        return None
     res = run.call(lt.name, {kparam: kvalue, **largs})
     items = res.data
     if not (res.ok and isinstance(items, list) and 2 <= len(items) <= MAX_ITEMS and all(isinstance(x, dict) for x in items)):
@@ -302,16 +311,33 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         n_conds = min(n_conds, len(fields))  # "up to" the level's conditions: fewer when the records lack fields
         if not n_conds:
             return None
-        for _ in range(8):  # a few draws of n_conds conditions on distinct fields that keep some, not all
-            chosen = [_pick([c for c in cands if c[0] == f], rng) for f in rng.choice(fields, n_conds, replace=False)]
+        def fits(chosen: list[tuple]) -> list[dict] | None:
+            """The records `chosen` keeps, if they make a task: some but not all, enough to count, each
+            lookup needed, at least one the write accepts."""
             matched = [r for r in records if all(_holds(r, c) for c in chosen)]
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
             enough = op != "count" or not few_items(len(matched))
             if 0 < len(matched) < len(records) and needs_lookups and enough and (writable is None or any(r[idf] in writable for r in matched)):
-                plan.conditions = chosen
-                break
-        else:
+                return matched
             return None
+
+        if op == "count" and few_items(len(records) - 1):
+            return None  # no filter can keep more than a few items and leave some out
+        if n_conds == 1:  # one condition: pick among those that fit (no draw is wasted)
+            fitting = [(c, m) for c in cands if (m := fits([c])) is not None]
+            if not fitting:
+                return None
+            chosen, matched = fitting[int(rng.integers(len(fitting)))]
+            plan.conditions = [chosen]
+        else:
+            for _ in range(8):  # a few draws of n_conds conditions on distinct fields
+                chosen = [_pick([c for c in cands if c[0] == f], rng) for f in rng.choice(fields, n_conds, replace=False)]
+                matched = fits(chosen)
+                if matched is not None:
+                    plan.conditions = chosen
+                    break
+            else:
+                return None
     cond_src = " and ".join(_cond_source(c) for c in plan.conditions) or "True"
     plan.lines.append(f"    matched = [r for r in records if {cond_src}]")
     plan.branches = len(plan.conditions)
@@ -320,22 +346,29 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     answer_type = "number"
     idtext = humanize(idf)
     requests: list[str] = []
+    early = None  # the answer, worked out from the records before the program is written and run
     if op == "count":
         if few_items(len(matched)):
             return None
         plan.lines.append("    return len(matched)")
+        early = len(matched)
         question = f"How many of {subject} have {cond}?" if cond else f"How many {nouns} are there of {ktext}?"
     elif op == "sum":
         plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
+        early = round(sum(r[target] for r in matched), 2)
         total = humanize(target) if humanize(target).startswith(("total", "sum")) else f"total {humanize(target)}"
-        question = f"What is the {total} of {subject}{cond_text}?"
+        if W.is_plural(humanize(target)) and not humanize(target).startswith(("total", "sum")):
+            question = f"How many {humanize(target)} do {subject}{cond_text} have in total?"
+        else:  # "What are the total minutes of ..." (a plural total agrees with its verb)
+            question = f"What {'are' if W.is_plural(total) else 'is'} the {total} of {subject}{cond_text}?"
     elif op in ("argmax", "argmin"):
         vals = sorted((r[target] for r in matched), reverse=op == "argmax")
         if len(vals) > 1 and vals[0] == vals[1]:
             return None  # a tie would make the answer ambiguous
         fn = "max" if op == "argmax" else "min"
         plan.lines.append(f"    return {fn}(matched, key=lambda r: r[{target!r}])[{idf!r}]")
-        which = "highest" if op == "argmax" else "lowest"
+        early = (max if op == "argmax" else min)(matched, key=lambda r: r[target])[idf]
+        which = ("most" if op == "argmax" else "fewest") if W.is_plural(humanize(target)) else ("highest" if op == "argmax" else "lowest")
         question = f"Among {subject}{cond_text}, which has the {which} {humanize(target)}? Answer with its {idtext}."
         answer_type = "text"
     elif op == "top":
@@ -344,7 +377,9 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if k < 2 or vals[k - 1] == vals[k]:
             return None
         plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
-        question = f"Which {k} of {subject}{cond_text} have the highest {humanize(target)}? Answer with their {W.plural(idtext)}."
+        early = [W.show(r[idf]) if not isinstance(r[idf], str) else r[idf] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
+        most = "most" if W.is_plural(humanize(target)) else "highest"
+        question = f"Which {k} of {subject}{cond_text} have the {most} {humanize(target)}? Answer with their {W.plural(idtext)}."
         answer_type = "set"
     else:
         extra = "".join(f", {p}={v!r}" for p, v in wargs.items())
@@ -355,6 +390,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         parts = {wparam: f"each of {subject}{cond_text}", **{p: W.argument_text(theme, w, p, v) for p, v in wargs.items()}}
         requests.append(W.clause(theme, w, parts))
         question = f"Skip any {noun} that cannot be changed, and tell me how many you changed."
+    if check and early is not None and _guessed(theme, difficulty, db_seed, early, answer_type):
+        return None  # the quality filter would reject it: a guesser's answer (checked here, before the program runs)
     program = "def solve(call):\n" + "\n".join(plan.lines) + "\n"
     answer, trace, ok = execute(theme, program, run)
     if not ok or answer in (None, [], 0) and op == "write":
@@ -393,6 +430,87 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     )
 
 
+LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
+
+
+def _needs(roles: dict, lv: Level, answers_only: bool) -> tuple:
+    """What a plan at this level needs of a listing (see `_aggregatable`): whether lookups may add
+    fields, whether a filter condition is asked for, and the entities a conditional write may change."""
+    writable = frozenset(roles["writers"]) if lv.writes > 0 and not answers_only else frozenset()
+    return bool(lv.lookups and roles["lookups"]), lv.conditions > 0, writable
+
+
+def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, needs: tuple) -> tuple | None:
+    """The values of entity `key` whose list (`lt` with `largs`) a plan can range over: 2 to MAX_ITEMS
+    records of distinct entities, not cut to a page, that `_aggregatable` accepts. Found once per world
+    by listing each value (reads of the pristine world, so the plans that follow answer these calls
+    from the read memo); None when the key column is too long to sweep. Plans then start only from
+    lists that can make a task."""
+    cache_key = ("listable", lt.name, kparam, repr(sorted(largs.items())), needs)
+    if cache_key not in fx.derived:
+        where = fx.key_column(key)
+        values = fx.values(*where) if where else ()
+        usable = None
+        if len(values) <= LISTABLE_SWEEP:
+            usable = []
+            with fx.run(memo=True) as run:
+                for v in values:
+                    args = {kparam: v, **largs}
+                    res = run.call(lt.name, args)
+                    items = res.data
+                    if (res.ok and isinstance(items, list) and 2 <= len(items) <= MAX_ITEMS and all(isinstance(x, dict) for x in items)
+                            and not capped(lt, args, items) and _aggregatable(theme, lt, key, items, needs)):
+                        usable.append(v)
+            usable = tuple(usable)
+        fx.derived[cache_key] = usable
+    return fx.derived[cache_key]
+
+
+def _lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
+    """The list tools a plan can start from: those with other required arguments (sampled per plan),
+    and those without whose listing of some key value can make a task (`_listable`). Empty when none
+    can: every plan would fail, so the theme makes no programmatic task at this level."""
+    cache_key = ("lists", needs)
+    if cache_key not in fx.derived:
+        keep = []
+        for lt in roles["lists"]:
+            kparam = roles["required_keys"](lt)[0]
+            plain = [p for p in lt.parameters.get("required", ()) if p != kparam]
+            if plain or _listable(theme, fx, lt, kparam, theme.key_of(kparam), {}, needs) != ():
+                keep.append(lt)
+        fx.derived[cache_key] = keep
+    return fx.derived[cache_key]
+
+
+def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], needs: tuple) -> bool:
+    """What `_attempt` needs of a listed page before it can plan on it (a necessary condition): the
+    listed entities have distinct ids, and without lookups (which may add fields) an aggregation
+    has a numeric field or enough items to count, and a field to filter on where the level asks for
+    one, or the entities can take a conditional write with a field to filter on."""
+    lookups, filtered, writable = needs
+    ekey = next((theme.key_of(k) for k in lt.produces if theme.key_of(k) and find_key(items[0], theme.key_of(k))
+                 and theme.key_of(k) != key), None)
+    if ekey is None:
+        return False
+    idf = find_key(items[0], ekey)[0]
+    ids = [x.get(idf) for x in items]
+    if len(set(ids)) != len(ids):
+        return False
+    if lookups:
+        return True
+    splits = bool(_condition_candidates(items, {idf}))
+    aggregate = (not few_items(len(items)) or bool(_numeric_fields(items, {idf}))) and (splits or not filtered)
+    return aggregate or (ekey in writable and splits)
+
+
+def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
+    """Whether a guesser who never looks at the world gives `answer` (the instruction-free part of
+    `cheap_answers`; the quality filter checks all of it again on the finished task)."""
+    from . import guesses
+
+    return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
+
+
 def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list) -> set:
     """The ids on which write `w` would succeed now: each tried inside a savepoint, then rolled back
     (so conditions can be chosen that select at least one entity the write accepts)."""
@@ -400,6 +518,7 @@ def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list
     for i in ids:
         run.conn.execute("SAVEPOINT probe")  # inside it the tool opens no savepoint of its own
         try:
+            run.fx.tool_calls += 1
             if theme.toolset.call(run.db, ToolCall(w.name, {param: i, **args})).ok:
                 ok.add(i)
         finally:

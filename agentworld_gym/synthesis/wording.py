@@ -26,6 +26,22 @@ def plural(noun: str) -> str:
     return noun + "s"
 
 
+def is_plural(phrase: str) -> bool:
+    """Whether a humanized field name reads as a plural ('stars', 'attendees'; not 'status', 'address')."""
+    last = phrase.split()[-1] if phrase.split() else ""
+    return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is", "ics", "news"))
+
+
+def field_question(field: str, subject: str, value: Any, of: str = "of") -> str:
+    """'What is the balance of account AC-1?'; a plural field agrees with its verb, and a plural count
+    field is asked as a count ('How many stars does the project ... have?')."""
+    if not is_plural(field):
+        return f"What is the {field} {of} {subject}?"
+    if isinstance(value, int) and not isinstance(value, bool) and of == "of":
+        return f"How many {field} does {subject} have?"
+    return f"What are the {field} {of} {subject}?"
+
+
 def entity_noun(theme: Theme, param: str) -> str:
     """The noun for an entity-key parameter: 'from_account_id' -> 'account'."""
     return noun_of(theme.key_of(param) or param)
@@ -84,6 +100,22 @@ def goal(requests: list[str], question: str) -> str:
     """One request as a user states it: what they want done, then what they want to know."""
     parts = []
     if requests:
-        parts.append(sentence("Please " + " and ".join(requests)))
+        parts.append(sentence("Please " + _listed(_distinct(requests))))
     parts.append(question)
     return " ".join(parts)
+
+
+def _distinct(requests: list[str]) -> list[str]:
+    """A request that opens like an earlier one says it is another ('record a new app' twice reads
+    'record a new app, record another app with term order'), so two requests never read as one."""
+    out: list[str] = []
+    for r in requests:
+        if any(r.startswith(o) or r.split()[:5] == o.split()[:5] for o in out):
+            r = re.sub(r"\ba new\b", "another", r, count=1) if re.search(r"\ba new\b", r) else "also " + r
+        out.append(r)
+    return out
+
+
+def _listed(parts: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
