@@ -242,14 +242,10 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         return None
     if capped(lt, {kparam: kvalue, **largs}, items):
         return None
-    ekey = next((theme.key_of(k) for k in lt.produces if theme.key_of(k) and find_key(items[0], theme.key_of(k))
-                 and theme.key_of(k) != key), None)
-    if ekey is None:
+    entities = _listed_entities(theme, lt, key, items)
+    if entities is None:
         return None
-    idf = find_key(items[0], ekey)[0]
-    ids = [x.get(idf) for x in items]
-    if len(set(ids)) != len(ids):
-        return None
+    ekey, idf, ids = entities
     noun = noun_of(ekey)
     nouns = W.plural(noun)
     arg_src = ", ".join([f"{kparam}={ksource}", *(f"{p}={v!r}" for p, v in largs.items())])
@@ -482,20 +478,28 @@ def _lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
     return fx.derived[cache_key]
 
 
+def _listed_entities(theme: Theme, lt: Tool, key: str, items: list[dict]) -> tuple[str, str, list] | None:
+    """(entity key, its id field, the ids) of a listed page whose items carry an entity key other than the
+    one the list was asked by, with distinct ids; None when there is no such key or the ids repeat."""
+    ekey = next((theme.key_of(k) for k in lt.produces if theme.key_of(k) and find_key(items[0], theme.key_of(k))
+                 and theme.key_of(k) != key), None)
+    if ekey is None:
+        return None
+    idf = find_key(items[0], ekey)[0]
+    ids = [x.get(idf) for x in items]
+    return (ekey, idf, ids) if len(set(ids)) == len(ids) else None
+
+
 def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], needs: tuple) -> bool:
     """What `_attempt` needs of a listed page before it can plan on it (a necessary condition): the
     listed entities have distinct ids, and without lookups (which may add fields) an aggregation
     has a numeric field or enough items to count, and a field to filter on where the level asks for
     one, or the entities can take a conditional write with a field to filter on."""
     lookups, filtered, writable = needs
-    ekey = next((theme.key_of(k) for k in lt.produces if theme.key_of(k) and find_key(items[0], theme.key_of(k))
-                 and theme.key_of(k) != key), None)
-    if ekey is None:
+    listed = _listed_entities(theme, lt, key, items)
+    if listed is None:
         return False
-    idf = find_key(items[0], ekey)[0]
-    ids = [x.get(idf) for x in items]
-    if len(set(ids)) != len(ids):
-        return False
+    ekey, idf, _ = listed
     if lookups:
         return True
     splits = bool(_condition_candidates(items, {idf}))
