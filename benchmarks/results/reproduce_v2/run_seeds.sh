@@ -19,20 +19,23 @@ seed() {
   local s=$1
   stage $W/sft-s$s/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $W/sft-s$s --n-examples 64 \
     --batch-size 4 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --save-every 4 --seed $s --device cpu --no-progress &&
-  stage $R/heldout_sft_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/sft-s$s/final --episodes 100 --out $R/heldout_sft_s$s &&
+  # GRPO on level-1 flagship tasks: the SFT model wins only there, so only there do groups carry a signal
   stage $W/grpo-s$s/final/config.json "${AW[@]}" train grpo --model $W/sft-s$s/final --out-dir $W/grpo-s$s --steps 4 \
-    --group-size 4 --tasks-per-step 4 --lr 1e-5 --kl-coef 0.01 --max-new-tokens 48 --max-turns 4 --save-every 1 \
-    --difficulties 1,2 --seed $s --device cpu --no-progress &&
+    --group-size 8 --tasks-per-step 2 --lr 2e-5 --kl-coef 0.01 --max-new-tokens 48 --max-turns 4 --save-every 2 --micro-batch 2 \
+    --difficulties 1 --seed $s --device cpu --no-progress &&
+  [[ ${EVAL:-1} == 1 ]] &&
+  stage $R/heldout_sft_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/sft-s$s/final --episodes 100 --out $R/heldout_sft_s$s &&
   stage $R/heldout_sft_grpo_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/grpo-s$s/final --episodes 100 --out $R/heldout_sft_grpo_s$s
 }
-for p in oracle; do stage $R/heldout_null_$p.json "${AW[@]}" bench --suite heldout --policy $p --episodes 100 --out $R/heldout_null_$p; done
-# run_seeds.sh [SEED...] [base]: the given seeds in parallel (default 0 1 2 base); "base" adds the untrained model
+[[ ${EVAL:-1} == 1 ]] && for p in oracle; do stage $R/heldout_null_$p.json "${AW[@]}" bench --suite heldout --policy $p --episodes 100 --out $R/heldout_null_$p; done
+# run_seeds.sh [SEED...] [base]: the given seeds in parallel (default 0 1 2 base); "base" adds the untrained model.
+# EVAL=0 trains only (e.g. while the held-out suite is being re-frozen); SERIAL=1 runs the seeds one after another.
 args=("$@"); [[ $# -eq 0 ]] && args=(0 1 2 base)
 for a in "${args[@]}"; do
   if [[ $a == base ]]; then
     stage $R/heldout_base.json "${AW[@]}" bench --suite heldout --policy smollm2-135m --episodes 40 --out $R/heldout_base &
   else
-    seed "$a" &
+    if [[ ${SERIAL:-0} == 1 ]]; then seed "$a"; else seed "$a" & fi
   fi
 done
 wait
