@@ -80,24 +80,25 @@ def _repeating_level(theme) -> tuple[int, list[int]]:
     pytest.skip("no repeat in 60 seeds")
 
 
-def test_env_resets_do_not_repeat_a_task_since_their_seeding():
-    env = AgentWorldEnv("calendar", difficulty=1, task_kind="mixed")
-    env.reset(seed=3)
+def _keys_after_seeding(env, seed: int, resets: int) -> list[str]:
+    """Task keys of a seeded reset and the `resets` unseeded resets after it."""
+    env.reset(seed=seed)
     keys = [task_key(env.task)]
-    for _ in range(40):
+    for _ in range(resets):
         env.reset()
         keys.append(task_key(env.task))
+    return keys
+
+
+def test_env_resets_do_not_repeat_a_task_since_their_seeding():
+    env = AgentWorldEnv("calendar", difficulty=1, task_kind="mixed")
+    keys = _keys_after_seeding(env, 3, 40)
     assert len(set(keys)) == len(keys)
     env.reset(seed=3)
     first = env.task.id
     env.reset(seed=3)
     assert env.task.id == first  # a seeded reset starts a fresh sequence: the same task every time
-    fresh = AgentWorldEnv("calendar", difficulty=1, task_kind="mixed")
-    fresh.reset(seed=3)
-    replay = [task_key(fresh.task)]
-    for _ in range(5):
-        fresh.reset()
-        replay.append(task_key(fresh.task))
+    replay = _keys_after_seeding(AgentWorldEnv("calendar", difficulty=1, task_kind="mixed"), 3, 5)
     assert replay == keys[:6]  # the same sequence from the same seeding
 
 

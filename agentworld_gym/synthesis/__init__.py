@@ -180,7 +180,7 @@ def _unused_lookup(theme: Theme, task: Task, outputs: list) -> bool:
 
 def _write_skips(theme: Theme, task: Task) -> list[set[int]]:
     """The sets of gold writes to try leaving out: each write alone, and two writes on the same entity
-    (a write and its undo). None for a task with fewer than two writes."""
+    (a write and its undo). Empty for a task with fewer than two writes."""
     calls = task.solution
     writes = [i for i, c in enumerate(calls) if theme.toolset[c["name"]].writes]
     if len(writes) < 2:
@@ -192,6 +192,13 @@ def _write_skips(theme: Theme, task: Task) -> list[set[int]]:
     return [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
 
 
+def _variant_reaches(fx, run, calls: list[dict], start: int, skip: set[int], final_rows: dict) -> bool:
+    """Whether the gold calls from `start` on, less the `skip` writes, all succeed on the run's copy and end
+    at the gold's end state (stops at the first failing call)."""
+    return all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[start:], start) if j not in skip) \
+        and fx.same_state(run.conn, final_rows)
+
+
 def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict) -> bool:
     """`_removable_write` on the replay's own copy, which holds a savepoint `w<i>` before each write
     a skip starts at: latest first, each variant rolls back to its savepoint (the gold's state just
@@ -201,8 +208,7 @@ def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict
     for i in sorted({min(s) for s in skips}, reverse=True):
         for skip in (s for s in skips if min(s) == i):
             conn.execute(f"ROLLBACK TO w{i}")  # inner savepoints go; this one and the outer ones stay
-            if all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[i:], i) if j not in skip) \
-                    and fx.same_state(conn, final_rows):
+            if _variant_reaches(fx, run, calls, i, skip, final_rows):
                 return True
     return False
 
@@ -225,8 +231,7 @@ def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
             for skip in (s for s in skips if min(s) == i):
                 conn.execute("SAVEPOINT variant")  # inside it a failing tool call leaves changes: rolled back below
                 try:
-                    if all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[i:], i) if j not in skip) \
-                            and fx.same_state(conn, final_rows):
+                    if _variant_reaches(fx, run, calls, i, skip, final_rows):
                         return True
                 finally:
                     conn.execute("ROLLBACK TO variant")
