@@ -350,6 +350,18 @@ def frozen_rows(data_dir: Path = DATA, heldout: Path = HELDOUT) -> dict[str, lis
     return {t[0]: t for t in json.loads(path.read_text(encoding="utf-8"))["themes"] if t[0] in ids}
 
 
+def _refresh_journal(data_dir: Path, name: str, journal: str | Path | None) -> tuple[dict, Path, dict[str, dict]]:
+    """(the index, the journal of refresh `name`, the records already in it) for a refresh of the index
+    in data_dir; the default journal is named by a digest of the index text, so it belongs to that index."""
+    from ..world import cache_dir
+
+    text = (data_dir / INDEX).read_text(encoding="utf-8")
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+    path = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-{name}-{digest}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return json.loads(text), path, read_journal(path)
+
+
 def refresh_rules(data_dir: Path = DATA, progress: bool = True, journal: str | Path | None = None) -> dict:
     """Bring an existing index to the rules floor without a full rebuild: each theme whose kept write
     tools enforce fewer than MIN_RULES rules is run through the pipeline again (which adds companion
@@ -357,17 +369,11 @@ def refresh_rules(data_dir: Path = DATA, progress: bool = True, journal: str | P
     read-only real server) is dropped; held-out themes stay as they are. Resumable (JSONL journal)."""
     from tqdm import tqdm
 
-    from ..world import cache_dir
     from .pipeline import MIN_RULES, prepare, rule_count, run_source, write_json_atomic
 
-    text = (data_dir / INDEX).read_text(encoding="utf-8")
-    data = json.loads(text)
+    data, journal, done = _refresh_journal(data_dir, "rules", journal)
     facts = load_facts(data_dir)
     frozen = frozen_rows(data_dir)
-    digest = hashlib.sha1(text.encode()).hexdigest()[:12]  # a journal belongs to the index it was made from
-    journal = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-rules-{digest}.jsonl"
-    journal.parent.mkdir(parents=True, exist_ok=True)
-    done = read_journal(journal)
     with journal.open("a", encoding="utf-8") as log:
         for row in tqdm(data["themes"], desc="rules", unit="theme", disable=not progress):
             tid = row[0]
@@ -413,15 +419,9 @@ def refresh_paths(data_dir: Path = DATA, progress: bool = True, journal: str | P
     Held-out themes are left alone. Resumable (JSONL journal, one line per theme)."""
     from tqdm import tqdm
 
-    from ..world import cache_dir
     from .pipeline import prepare, run_source, write_json_atomic
 
-    text = (data_dir / INDEX).read_text(encoding="utf-8")
-    data = json.loads(text)
-    digest = hashlib.sha1(text.encode()).hexdigest()[:12]  # a journal belongs to the index it was made from
-    journal = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-paths-{digest}.jsonl"
-    journal.parent.mkdir(parents=True, exist_ok=True)
-    done = read_journal(journal)
+    data, journal, done = _refresh_journal(data_dir, "paths", journal)
     rows = [r for r in data["themes"] if isinstance(r[4], dict) and r[0] not in FROZEN]
     with journal.open("a", encoding="utf-8") as log:
         for row in tqdm(rows, desc="path companions", unit="theme", disable=not progress):
