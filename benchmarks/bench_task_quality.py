@@ -7,7 +7,8 @@ when a source has fewer; flagship themes then give more tasks each) and levels 1
 per theme and level, so `themes x per-theme` (300 by default) tasks per source and level, mixed kinds,
 `fallback=True` as env.reset does (a task is counted at the level it was asked for). Rates of:
 numbered-step or tool-order leakage, decoy sentences, unused gold calls, self-cancelling writes,
-ambiguous references, page-size answers, exact duplicate instructions. Target: 0 for each.
+ambiguous references, page-size answers, columns named as stored (column_phrase), exact duplicate
+instructions. Target: 0 for each.
 Tasks are drawn as a user gets them (`synth_tasks`, env resets): a task whose instruction the theme
 already gave at that level is skipped for the next seed (per-theme dedupe); "repeats skipped" is how
 many per task kept, i.e. how often plain `synthesize_task` over consecutive seeds repeats itself.
@@ -42,7 +43,7 @@ class Args:
     themes: int = 60
     per_theme: int = 5
     seed: int = 0
-    synthesis: str = "v3.1"
+    synthesis: str = "v3.2"
     """the task rules the rows were made under: progress rows of another version are not reused"""
     max_minutes: float = 0.0
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""

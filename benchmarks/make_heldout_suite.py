@@ -15,13 +15,26 @@ re-running after the pool grows keeps the suite as it is (`--fresh` picks anew).
 needed; no answer a cheap strategy gives. Put the printed ids into discovery.pool.FROZEN, so
 rebuilding the pool keeps the worlds the suite plays byte-identical.
 Writes to a temporary folder first and swaps it in at the end, so an interrupted run changes nothing.
+
+    python benchmarks/make_heldout_suite.py --redo bankbridge-plugin:3   # re-draw one entry only
+
+`--redo THEME:LEVEL` (repeatable) re-draws the suite's level-LEVEL task of THEME from the next seeds
+the build does not use, keeping the theme and the kind (graph or programmatic), and takes the first
+task that no cheap strategy of benchmarks/bench_null_baselines.py passes (do-nothing, constants,
+first id, random, the mode guess) and the oracle does; that one line of the theme's file changes, in
+place, so the rest of the suite stays byte-identical and so does every `--episodes N` sample of it
+(the sample picks by position, category and level; run on an entry the sample holds, it says so).
+Record the printed seed in REDRAWN so a full rebuild draws the same task; benchmarks/suites/heldout/
+README.md lists the entries re-drawn and why.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import shutil
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +47,12 @@ from agentworld_gym.synthesis import LEVELS, synthesize_task
 from agentworld_gym.tasks import save_tasks
 
 OUT = Path(__file__).resolve().parent / "suites" / "heldout"
+
+# Entries re-drawn after the suite was frozen (`--redo`): (theme, level, seed the build drew it with) ->
+# the seed of the task that replaced it. Why each was re-drawn: benchmarks/suites/heldout/README.md.
+REDRAWN: dict[tuple[str, int, int], int] = {
+    ("bankbridge-plugin", 3, 0): 1,  # the mode guess of bench_null_baselines passed seed 0's task ("time-prove")
+}
 
 
 @dataclass
@@ -72,6 +91,72 @@ def floors(ids: set[str]) -> dict[str, tuple[float, int]]:
     return {tid: (index.nearest(feats[tid], skip=tid)[1], rules[tid]) for tid in ids}
 
 
+def _seed(theme_id: str, level: int, seed: int) -> int:
+    return REDRAWN.get((theme_id, level, seed), seed)
+
+
+def cheap_wins(task, mode_sample: int = 6, max_turns: int = 20, seed: int = 0) -> list[str]:
+    """The strategies of benchmarks/bench_null_baselines.py (same arguments as its defaults) that pass
+    `task`, played through AgentWorldEnv as that benchmark plays the held-out suite; "oracle" is listed
+    when the gold replay fails (it must pass)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_null_baselines import mode_answer, play
+
+    from agentworld_gym.env import AgentWorldEnv
+
+    mode = mode_answer(envs.get_theme(task.theme), task.difficulty, mode_sample, seed)
+    env = AgentWorldEnv(task.theme, max_turns=max_turns)
+    try:
+        won = play(env, task, mode, seed)
+    finally:
+        env.close()
+    return [name for name, ok in won.items() if ok != (name == "oracle")]
+
+
+def redo(entry: str, args: Args, tries: int = 200) -> tuple[int, int]:
+    """Re-draw the level-LEVEL task of THEME (`entry` = "THEME:LEVEL") in its file under `args.out`, in
+    place, by the first seed after the build's that gives another task (so a second --redo of an entry moves
+    on from the first). Returns (the build's seed, the new task's seed)."""
+    from agentworld_gym.bench import heldout_suite
+    from agentworld_gym.tasks import Task
+
+    theme_id, _, level_text = entry.rpartition(":")
+    if not theme_id or not level_text.isdigit():
+        raise SystemExit(f"Expected --redo THEME:LEVEL (e.g. bankbridge-plugin:3), got {entry!r}.")
+    level, path = int(level_text), Path(args.out) / f"{theme_id}.jsonl"
+    if not path.is_file():
+        raise SystemExit(f"Expected a held-out theme (a file {path}), got {theme_id!r}: no such file.")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    tasks = [Task.from_dict(json.loads(line)) for line in lines]
+    at = [i for i, t in enumerate(tasks) if t.difficulty == level]
+    if len(at) != 1:
+        raise SystemExit(f"Expected one level-{level} task in {path}, got {len(at)}: --redo re-draws a suite made with --tasks-per-level 1.")
+    i, old = at[0], tasks[at[0]]
+    sampled = {t.id for n in (40, 100) for t in heldout_suite(n, args.seed, path=args.out).items}
+    if old.id in sampled:
+        print(f"note: {old.id} is in the suite's --episodes 40/100 sample (seed {args.seed}); results on that sample no longer apply")
+    start = args.seed * 1000  # the seed the build draws the entry with (k = 0 of --tasks-per-level 1)
+    theme = envs.get_theme(theme_id)
+    for s in range(start + 1, start + 1 + tries):
+        try:
+            new = synthesize_task(theme, level, s, "mixed")
+        except AgentWorldError:
+            continue
+        if new.kind != old.kind or new.difficulty != level or new.id in {t.id for t in tasks}:  # the entry itself too
+            continue
+        if won := cheap_wins(new):
+            print(f"seed {s}: {new.id} passed by {', '.join(won)}; next seed")
+            continue
+        lines[i] = new.to_json() + "\n"
+        tmp = path.with_suffix(".jsonl.tmp")
+        tmp.write_text("".join(lines), encoding="utf-8")
+        tmp.replace(path)
+        print(f"{theme_id} level {level}: {old.id} -> {new.id} (seed {s}): {new.instruction}")
+        print(f"record it in REDRAWN: ({theme_id!r}, {level}, {start}): {s},")
+        return start, s
+    raise SystemExit(f"No level-{level} {old.kind} task of {theme_id} that no cheap strategy passes in seeds {start + 1}..{start + tries}.")
+
+
 def main(args: Args) -> None:
     from agentworld_gym.envs import catalog
 
@@ -103,7 +188,8 @@ def main(args: Args) -> None:
                 continue
             try:
                 theme = envs.get_theme(theme_id)
-                tasks = [synthesize_task(theme, d, args.seed * 1000 + k, "mixed") for d in LEVELS for k in range(args.tasks_per_level)]
+                tasks = [synthesize_task(theme, d, _seed(theme_id, d, args.seed * 1000 + k), "mixed")
+                         for d in LEVELS for k in range(args.tasks_per_level)]
             except AgentWorldError as exc:
                 tqdm.write(f"skip {theme_id}: {str(exc)[:160]}")
                 continue
@@ -113,6 +199,8 @@ def main(args: Args) -> None:
             tqdm.write(f"{cat:40s} {theme_id:40s} {len(tasks)} tasks")
         if kept < args.themes_per_category:
             short.append(f"{cat} ({kept})")
+    for note in out.glob("*.md"):  # the suite's README (how it was made, entries re-drawn) stays
+        shutil.copy2(note, tmp / note.name)
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     print(f"{total} tasks over {len(by_cat)} categories in {out}")
@@ -129,5 +217,12 @@ if __name__ == "__main__":
     p.add_argument("--fallback", default=Args.fallback)
     p.add_argument("--out", default=Args.out)
     p.add_argument("--fresh", action="store_true", help="pick anew, ignoring the current held-out themes")
+    p.add_argument("--redo", action="append", default=[], metavar="THEME:LEVEL",
+                   help="re-draw only this entry of the current suite (repeatable); nothing else changes")
     a = p.parse_args()
-    main(Args(a.themes_per_category, a.tasks_per_level, a.seed, a.fallback, a.out, a.fresh))
+    args = Args(a.themes_per_category, a.tasks_per_level, a.seed, a.fallback, a.out, a.fresh)
+    if a.redo:
+        for entry in a.redo:
+            redo(entry, args)
+    else:
+        main(args)

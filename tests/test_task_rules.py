@@ -161,3 +161,44 @@ def test_small_counts_and_common_values_are_not_answers(theme):
             task = synthesize_task(theme, level, s, "mixed")
             if task.state_hash is None and isinstance(task.answer, (int, float)) and not isinstance(task.answer, bool):
                 assert not (task.answer == int(task.answer) and few_items(abs(int(task.answer)))), task.instruction
+
+
+# --------------------------------------------------------------------------------------------
+# columns named as a user names them (wording.field_name / when, audit rule "column_phrase")
+
+
+@pytest.mark.parametrize(("column", "name"), [
+    ("duration_min", "duration in minutes"), ("size_mb", "size in MB"), ("watch_time_sec", "watch time in seconds"),
+    ("gpu_hours", "gpu hours"), ("total_minutes", "total minutes"),  # the unit is the thing counted: as it is
+    ("posted_on", "posted date"), ("started_at", "start time"), ("expiresAt", "expiry time"), ("credit_limit", "credit limit"),
+])
+def test_field_name_reads_units_and_moments(column, name):
+    from agentworld_gym.synthesis import wording as W
+
+    assert W.field_name(column) == name
+    assert not W.is_plural(W.field_name("duration_min"))  # "What is the duration in minutes of ...", not "How many"
+
+
+def test_when_asks_for_a_moment_as_a_user_would():
+    from agentworld_gym.synthesis import wording as W
+
+    assert W.when("started_at", "session SE-1003") == "Tell me when session SE-1003 started."
+    assert W.when("posted_on", "bank transaction BN-1") == "Tell me when bank transaction BN-1 was posted."
+    assert W.when("last_scanned_at", "target TA-1") == "Tell me when target TA-1 was last scanned."
+    assert W.when("expires_at", "certificate CE-1") == "Tell me when certificate CE-1 expires."
+    assert W.when("next_run_at", "job JO-1") is None and W.when("check_in_at", "stay ST-1") is None  # no plain verb
+    assert W.when("duration_min", "event EV-1") is None
+
+
+def test_a_raw_column_name_breaks_the_column_phrase_rule():
+    from agentworld_gym.synthesis import wording as W
+    from agentworld_gym.synthesis.audit import column_phrases
+
+    cal = get_theme("calendar")  # events.duration_min
+    task = next(t for s in range(200) if "duration in minutes" in (t := synthesize_task(cal, 2, s, "programmatic")).instruction)
+    assert "column_phrase" not in audit(cal, task)
+    bad = dataclasses.replace(task, instruction=task.instruction.replace("duration in minutes", "duration min"))
+    assert column_phrases(cal, bad.instruction) == ["duration min"]
+    assert "column_phrase" in audit(cal, bad)
+    assert W.clause(cal, dataclasses.replace(cal.toolset[task.solution[0]["name"]], phrase="find events over {duration_min} duration min"),
+                    {"duration_min": "30"}) == "find events over 30 duration in minutes"

@@ -4,7 +4,9 @@
 (`wording_problems`) and `benchmarks/bench_task_quality.py` reports the rate of each over samples.
 The rules: the instruction is a goal (no numbered steps, no "step N", no "then" narration, no tool
 identifiers), has no decoy sentences, every gold call is needed, writes do not cancel out, references
-are unambiguous, and no answer is the length of a page of a listing.
+are unambiguous, no answer is the length of a page of a listing, and no column is named as stored where
+a user would name it otherwise ("column_phrase": "the started at of", "duration min"; see
+`wording.field_name`).
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 import re
 
 from ..tasks import Task
-from ..theme import Theme
+from ..theme import Theme, humanize
+from . import wording as W
 
-RULES = ("step_leak", "decoy", "unused_call", "self_cancelling", "ambiguous_reference", "page_size_answer")
+RULES = ("step_leak", "decoy", "unused_call", "self_cancelling", "ambiguous_reference", "page_size_answer", "column_phrase")
 
 _STEPS = re.compile(r"(?:^|\n)\s*\d+[.)]\s|\bsteps?\s+\d+\b|\b(?:then|after that|afterwards|next,|finally,)\b|\bthe (?:first|second|third|last) step\b", re.I)
 _DECOY = re.compile(r"\bcareful\b|\bleave (?:it|them) out\b|\bis a different \w+ from\b|\bdo not confuse\b", re.I)
@@ -23,13 +26,28 @@ _POINTER = re.compile(r"\b(?:that|those|this|these)\s+(?!(?:have|has|had|cannot|
                       r"|\bthe first \w+(?: \w+)? (?:listed|it lists)\b|\bfrom (?:the )?(?:previous|earlier) (?:step|result)\b", re.I)
 
 
-def wording_problems(theme: Theme, task: Task) -> list[str]:
-    """The wording rules a task's instruction breaks (its values blanked out first: an id may hold any word)."""
+def _blanked(task: Task) -> str:
+    """The instruction with the values of its gold calls blanked out (an id may hold any word)."""
     text = task.instruction
     for c in task.solution:
         for v in c.get("arguments", {}).values():
             if isinstance(v, (str, int, float)) and len(str(v)) > 2:
                 text = text.replace(str(v), " ")
+    return text
+
+
+def column_phrases(theme: Theme, text: str) -> list[str]:
+    """The columns `text` names as stored although a user names them otherwise: each column whose
+    humanized name ('started at', 'duration min') is not its `wording.field_name` ('start time',
+    'duration in minutes'), found as whole words."""
+    raw = {humanize(c.name) for t in theme.spec.tables for c in t.columns}
+    return sorted(r for r in raw if len(r.split()) > 1 and r != W.field_name(r.replace(" ", "_"))
+                  and re.search(rf"\b{re.escape(r)}\b", text, re.I))
+
+
+def wording_problems(theme: Theme, task: Task) -> list[str]:
+    """The wording rules a task's instruction breaks (its values blanked out first: an id may hold any word)."""
+    text = _blanked(task)
     problems = []
     if _STEPS.search(text) or any(re.search(rf"\b{re.escape(t.name)}\b", text) for t in theme.toolset if "_" in t.name):
         problems.append("step_leak")
@@ -47,6 +65,8 @@ def audit(theme: Theme, task: Task) -> list[str]:
     from .graph import capped
 
     problems = wording_problems(theme, task)
+    if column_phrases(theme, _blanked(task)):
+        problems.append("column_phrase")
     found = quality_problems(theme, task)
     if "a gold lookup's result is never used" in found:
         problems.append("unused_call")
@@ -64,4 +84,4 @@ def audit(theme: Theme, task: Task) -> list[str]:
     return problems
 
 
-__all__ = ["RULES", "audit", "wording_problems"]
+__all__ = ["RULES", "audit", "column_phrases", "wording_problems"]

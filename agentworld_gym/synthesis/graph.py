@@ -508,7 +508,7 @@ def _subject(theme: Theme, walk: _Walk, i: int, noun: str | None) -> str:
         elif key:
             extra.append(text)
         else:
-            extra.append(text if p not in refs else f"{humanize(p)} {text}")
+            extra.append(text if p not in refs else f"{W.field_name(p)} {text}")
     if noun is not None and noun == of_noun and not extra:
         return of  # the record of the entity it was asked for: "account AC-1", not "the account of account AC-1"
     return W.described(noun or "result", of, extra)
@@ -602,8 +602,8 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
             answer = fields[name]
             answer_type = "bool" if isinstance(answer, bool) else "number" if isinstance(answer, (int, float)) else "text"
             path = [n, "#0", name] if one else [n, name]
-            field = humanize(name)
-            if isinstance(answer, str) and _ISO_DATE.match(answer) and not {"date", "at", "on", "day"} & set(field.split()):
+            field = W.field_name(name)  # "duration in minutes", "start time"
+            if isinstance(answer, str) and _ISO_DATE.match(answer) and not {"date", "time", "day"} & set(field.split()):
                 field += " date"  # "opened" -> "opened date"
             noun = record_noun(theme, fx, last, out)
             if last.writes and (answer_type == "bool" or sum(theme.toolset[c.name].writes for c in calls) > 1):
@@ -612,8 +612,9 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
                 question = f"What {field} does the system report for it?"
             elif noun is None:
                 question = W.field_question(field, _facts_text(theme, walk, n), answer, of="for")
-            else:
-                question = W.field_question(field, _subject(theme, walk, n, noun), answer)
+            else:  # "Tell me when session SE-1 started." for a column saying when something happened
+                subject = _subject(theme, walk, n, noun)
+                question = W.when(name, subject) or W.field_question(field, subject, answer)
     if answer_type == "none" and not wrote:
         return None
     if not last.writes and answer_type == "none":

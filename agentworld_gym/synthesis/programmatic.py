@@ -151,7 +151,7 @@ def _cond_source(cond: tuple) -> str:
 def _cond_text(conds: list[tuple]) -> str:
     """'category dining and amount over 120.5' ('' without conditions)."""
     words = {"==": "", ">": " over", "<": " under", ">=": " of at least", "<=": " of at most"}
-    return " and ".join(f"{humanize(f)}{words[op]} {W.show(v)}" for f, op, v in conds)
+    return " and ".join(f"{W.field_name(f)}{words[op]} {W.show(v)}" for f, op, v in conds)
 
 
 def _numeric_fields(records: list[dict], skip: set) -> list[str]:
@@ -352,9 +352,9 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     elif op == "sum":
         plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
         early = round(sum(r[target] for r in matched), 2)
-        total = humanize(target) if humanize(target).startswith(("total", "sum")) else f"total {humanize(target)}"
-        if W.is_plural(humanize(target)) and not humanize(target).startswith(("total", "sum")):
-            question = f"How many {humanize(target)} do {subject}{cond_text} have in total?"
+        total = W.field_name(target) if W.field_name(target).startswith(("total", "sum")) else f"total {W.field_name(target)}"
+        if W.is_plural(W.field_name(target)) and not W.field_name(target).startswith(("total", "sum")):
+            question = f"How many {W.field_name(target)} do {subject}{cond_text} have in total?"
         else:  # "What are the total minutes of ..." (a plural total agrees with its verb)
             question = f"What {'are' if W.is_plural(total) else 'is'} the {total} of {subject}{cond_text}?"
     elif op in ("argmax", "argmin"):
@@ -364,8 +364,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         fn = "max" if op == "argmax" else "min"
         plan.lines.append(f"    return {fn}(matched, key=lambda r: r[{target!r}])[{idf!r}]")
         early = (max if op == "argmax" else min)(matched, key=lambda r: r[target])[idf]
-        which = ("most" if op == "argmax" else "fewest") if W.is_plural(humanize(target)) else ("highest" if op == "argmax" else "lowest")
-        question = f"Among {subject}{cond_text}, which has the {which} {humanize(target)}? Answer with its {idtext}."
+        which = ("most" if op == "argmax" else "fewest") if W.is_plural(W.field_name(target)) else ("highest" if op == "argmax" else "lowest")
+        question = f"Among {subject}{cond_text}, which has the {which} {W.field_name(target)}? Answer with its {idtext}."
         answer_type = "text"
     elif op == "top":
         k = min(len(matched) - 1, int(rng.integers(2, 4)))
@@ -374,8 +374,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             return None
         plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
         early = [W.show(r[idf]) if not isinstance(r[idf], str) else r[idf] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
-        most = "most" if W.is_plural(humanize(target)) else "highest"
-        question = f"Which {k} of {subject}{cond_text} have the {most} {humanize(target)}? Answer with their {W.plural(idtext)}."
+        most = "most" if W.is_plural(W.field_name(target)) else "highest"
+        question = f"Which {k} of {subject}{cond_text} have the {most} {W.field_name(target)}? Answer with their {W.plural(idtext)}."
         answer_type = "set"
     else:
         extra = "".join(f", {p}={v!r}" for p, v in wargs.items())

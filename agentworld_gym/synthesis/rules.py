@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import TaskError
 from ..tasks import Task
 from ..theme import Theme, humanize
+from . import wording as W
 from .facts import facts
 
 SHAPES = ("refusal", "allowed", "path")
@@ -78,7 +79,7 @@ def _request(t: dict, noun: str, key, values: dict) -> str:
         return f"Mark {noun} {key} as {t['value']}."
     if t["kind"] == "delete":
         return f"Delete {noun} {key}."
-    what = " and ".join(f"the {humanize(c)} to {v}" for c, v in values.items())
+    what = " and ".join(f"the {W.field_name(c)} to {v}" for c, v in values.items())
     return f"For {noun} {key}, set {what}."
 
 
@@ -169,7 +170,7 @@ def _one_record(theme: Theme, seed: int, db_seed: int, want: str, attempts: int,
                 continue
             col, value = fact
             key = row[pk]
-            instruction = _request(t, noun, key, vals) + f" If the rules do not allow that, tell me the {humanize(col)} of {noun} {key} instead."
+            instruction = _request(t, noun, key, vals) + f" If the rules do not allow that, tell me the {W.field_name(col)} of {noun} {key} instead."
             with fx.run() as run:
                 write = run.call(t["name"], args)
                 if write.ok == bool(broken) or (broken and run.written):
