@@ -36,9 +36,13 @@ def written_table(sql: str) -> str | None:
 class Run:
     """A fresh copy of a world on which one call chain executes; remembers the tables it wrote.
 
-    Copies are pooled per world: opening a copy costs a schema parse and empties SQLite's
-    statement cache, so a copy nothing wrote to is reused as is, and one that was written to is
-    restored from the template when the run closes. With `memo`, a call on the still unchanged copy
+    Copies are pooled per world: opening a copy costs a schema parse, and restoring one from the
+    template (deserialize) makes SQLite prepare every statement again (about 5x the cost of a
+    cached lookup), so a run works inside a savepoint opened on the pristine copy and rolled back
+    when it closes: the copy goes back to the pool unchanged, its prepared statements still valid.
+    Each write runs inside a savepoint of its own, rolled back when the call fails, so a refused
+    write leaves the copy as it was (as the tool's own savepoint does outside a transaction).
+    With `memo`, a call on the still unchanged copy
     that changes nothing (a read, or a write the world's rules refuse) is answered from the world's
     memo (`Facts.reads`: such a call on the pristine world gives the same result every time, the clock
     being fixed), so walks and plans that retry a call pay once.
@@ -47,6 +51,7 @@ class Run:
     def __init__(self, fx: Facts, memo: bool = False):
         self.fx, self.theme = fx, fx.theme
         self.conn = fx._acquire()
+        self.conn.execute("SAVEPOINT run")  # the pristine copy: rolled back to on close (see the class docstring)
         self.conn.set_trace_callback(self._trace)
         self.written: set[str] = set()
         self._touched: set[str] = set()  # tables the current call wrote to
@@ -68,8 +73,7 @@ class Run:
         call = ToolCall(name, dict(arguments))
         writes = self.theme.toolset[name].writes if name in self.theme.toolset else False
         self.dirty = self.dirty or writes
-        # a refused write leaves the copy as it was only when the tool's own savepoint rolled it back
-        memo = self._memo if not (writes and self.conn.in_transaction) else None
+        memo = self._memo  # a refused write leaves the copy as it was: its own savepoint is rolled back below
         key = (name, repr(sorted(arguments.items()))) if memo is not None else None
         hit = memo.get(key) if key is not None else None
         if hit is not None:
@@ -78,15 +82,20 @@ class Run:
         else:
             self._touched = set()
             self.fx.tool_calls += 1
-            result = self.theme.toolset.call(self.db, call)
+            if writes:
+                self.conn.execute("SAVEPOINT call")
+                result = self.theme.toolset.call(self.db, call)
+                if not result.ok:
+                    self.conn.execute("ROLLBACK TO call")
+                self.conn.execute("RELEASE call")
+            else:
+                result = self.theme.toolset.call(self.db, call)
             if writes and result.ok:
                 self._memo = None  # the world changed: no longer the one the memo answers for
             elif key is not None:
                 if len(memo) >= READ_MEMO_SIZE:
                     memo.clear()
                 memo[key] = (result, frozenset(self._touched))  # failed calls too: they fail again on the same world
-        if writes and self.conn.in_transaction:
-            self._memo = None  # inside a caller's savepoint a refused write may leave changes behind
         self.calls.append(call)
         self.results.append(result)
         return result
@@ -94,7 +103,10 @@ class Run:
     def close(self) -> None:
         if self.conn is not None:
             self.conn.set_trace_callback(None)
-            self.fx._release(self.conn, self.dirty or bool(self.written))
+            pristine = self.conn.in_transaction  # the savepoint opened on the pristine copy still holds
+            if pristine:
+                self.conn.execute("ROLLBACK")
+            self.fx._release(self.conn, not pristine and (self.dirty or bool(self.written)))
             self.conn = None
 
     def __enter__(self) -> Run:
@@ -136,7 +148,8 @@ class Facts:
         return open_copy(self.template)
 
     def _release(self, conn, dirty: bool) -> None:
-        if dirty:  # back to the template (the world's authorizer forbids deserialize while set)
+        if dirty:  # back to the template (the world's authorizer forbids deserialize while set); only when
+            # something ended the run's savepoint (a full ROLLBACK of it leaves the copy pristine but sets no flag)
             conn.set_authorizer(None)
             conn.deserialize(self.template)
             conn.set_authorizer(_authorizer)
@@ -192,7 +205,8 @@ class Facts:
 
     def rows(self, conn, table: str) -> Counter:
         """A table's rows as a multiset: equal for two copies exactly when their state hashes of the table
-        are equal (column affinity fixes each column's type), at a fraction of the cost (no JSON)."""
+        are equal (column affinity fixes each column's type), at a fraction of the cost (no JSON).
+        Compare them with `same_rows`."""
         return Counter(conn.execute(f'SELECT * FROM "{table}"').fetchall())
 
     def initial_rows(self, table: str) -> Counter:
@@ -205,7 +219,7 @@ class Facts:
         and compares row counts first (a left-out insert or delete shows there without reading the rows)."""
         if any(conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] != rows.total() for t, rows in expected.items()):
             return False
-        return all(self.rows(conn, t) == rows for t, rows in expected.items())
+        return all(same_rows(self.rows(conn, t), rows) for t, rows in expected.items())
 
     def key_column(self, key: str) -> tuple[str, str] | None:
         return self.theme.entity_keys.get(key)
@@ -223,6 +237,17 @@ class Facts:
         except ValueError:
             return []
         return [values[j] for j in (i + 1, i - 1) if 0 <= j < len(values) and values[j] != value]
+
+
+def same_rows(a: Counter, b: Counter) -> bool:
+    """Whether two row multisets of `Facts.rows` are equal: compared as dicts (in C; Counter's own == walks
+    every element in Python to treat a missing row as a zero count, and these hold no zero counts)."""
+    return dict.__eq__(a, b)
+
+
+def same_tables(a: dict[str, Counter], b: dict[str, Counter]) -> bool:
+    """Whether two {table: rows} maps hold the same tables with the same rows (`same_rows`)."""
+    return a.keys() == b.keys() and all(same_rows(rows, b[t]) for t, rows in a.items())
 
 
 @lru_cache(maxsize=256)

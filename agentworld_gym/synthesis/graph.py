@@ -123,6 +123,31 @@ def start_weights(theme: Theme, relay: bool = False, want: tuple[int, ...] = ())
     return tuple(names), w / w.sum()
 
 
+def draw(rng: np.random.Generator, cdf: np.ndarray) -> int:
+    """The index `rng.choice(len(p), p=p)` draws, given `cdf = cumulative(p)`: the same index from the same
+    single uniform draw (so seeded outputs stay byte for byte), without choice's checks and cumulative
+    sum on every draw."""
+    return int(cdf.searchsorted(rng.random(), side="right"))
+
+
+def cumulative(p: np.ndarray) -> np.ndarray:
+    """The cumulative distribution `Generator.choice` builds from probabilities `p` (cache it for `draw`)."""
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    return cdf
+
+
+@lru_cache(maxsize=4096)
+def _start_cdf(theme: Theme, relay: bool, want: tuple[int, ...]) -> np.ndarray:
+    return cumulative(start_weights(theme, relay, want)[1])
+
+
+@lru_cache(maxsize=65536)
+def _edge_cdf(weights: tuple[int, ...], sharpness: float) -> np.ndarray:
+    w = np.array(weights, float) ** sharpness
+    return cumulative(w / w.sum())
+
+
 # ------------------------------------------------------------------------------------------ helpers shared with programmatic
 
 
@@ -404,8 +429,7 @@ def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, us
     names = [n for n in names if n not in used] or names  # repeat a tool only when the theme has no other
     if not names:
         return None
-    w = np.array([edges[n] for n in names], float) ** lv.sharpness
-    return names[int(rng.choice(len(names), p=w / w.sum()))]
+    return names[draw(rng, _edge_cdf(tuple(edges[n] for n in names), lv.sharpness))]
 
 
 def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,
@@ -438,8 +462,8 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
                         # a request that needs no lookup may open a write task (chains mostly end at a few writes)
                         current = writers[int(rng.integers(len(writers)))]
                     elif previous is None:
-                        names, weights = start_weights(theme, relay=length > 1, want=want)
-                        current = names[int(rng.choice(len(names), p=weights))]
+                        names = start_weights(theme, relay=length > 1, want=want)[0]
+                        current = names[draw(rng, _start_cdf(theme, length > 1, want))]
                     else:
                         waiting = walk.waiting()
                         feed = walk.news(waiting) if waiting is not None else None
@@ -483,7 +507,8 @@ def quality(theme: Theme, task: Task, run: Run) -> list[str]:
 
     if guessable(theme, task):
         return ["a cheap strategy's answer passes"]
-    return quality_problems(theme, task, reference=run.conn.serialize() if task.state_hash else None)
+    reference = {t: run.fx.rows(run.conn, t) for t in task.state_tables} if task.state_hash else None
+    return quality_problems(theme, task, reference=reference)
 
 
 def _ref_phrase(theme: Theme, walk: _Walk, param: str, j: int) -> str:
