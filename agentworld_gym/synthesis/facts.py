@@ -42,10 +42,13 @@ class Run:
     when it closes: the copy goes back to the pool unchanged, its prepared statements still valid.
     Each write runs inside a savepoint of its own, rolled back when the call fails, so a refused
     write leaves the copy as it was (as the tool's own savepoint does outside a transaction).
-    With `memo`, a call on the still unchanged copy
-    that changes nothing (a read, or a write the world's rules refuse) is answered from the world's
-    memo (`Facts.reads`: such a call on the pristine world gives the same result every time, the clock
-    being fixed), so walks and plans that retry a call pay once.
+    With `memo`, a call that changes nothing (a read, or a write the world's rules refuse) is answered
+    from the world's memo (`Facts.reads`: such a call on the pristine world gives the same result
+    every time, the clock being fixed), so walks and plans that retry a call pay once. After a write
+    the memo still answers a call none of whose statements named a table this run has written to
+    (`Facts.tables_in` of each statement SQLite ran for it): a tool's result depends only on what it
+    read, and those tables are as in the pristine world. (No theme's world has triggers, views or
+    enforced foreign keys, which would read tables no statement names.)
     """
 
     def __init__(self, fx: Facts, memo: bool = False):
@@ -55,8 +58,10 @@ class Run:
         self.conn.set_trace_callback(self._trace)
         self.written: set[str] = set()
         self._touched: set[str] = set()  # tables the current call wrote to
+        self._named: set[str] | None = None  # tables the current call's statements named (memo runs only)
+        self.changed: set[str] = set()  # tables a write that succeeded touched: where this copy may differ from the pristine world
         self.dirty = False
-        self._memo: dict | None = fx.reads if memo else None  # results on the pristine world, valid until the first write that succeeds
+        self._memo: dict | None = fx.reads if memo else None  # results on the pristine world (see the class docstring)
         self.db = self.theme.db(self.conn)
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
@@ -66,6 +71,8 @@ class Run:
         if table:
             self.written.add(table)
             self._touched.add(table)
+        if self._named is not None:
+            self._named |= self.fx.tables_in(sql)
 
     def call(self, name: str, arguments: dict) -> ToolResult:
         """Run one call (a call already made on this unchanged copy that changed nothing, a read or a
@@ -76,11 +83,14 @@ class Run:
         memo = self._memo  # a refused write leaves the copy as it was: its own savepoint is rolled back below
         key = (name, repr(sorted(arguments.items()))) if memo is not None else None
         hit = memo.get(key) if key is not None else None
+        if hit is not None and self.changed and not self.changed.isdisjoint(hit[2]):
+            hit = None  # it read a table this run changed: the pristine world's answer may not hold here
         if hit is not None:
-            result, tables = hit
+            result, tables, _named = hit
             self.written.update(tables)  # what the call touched before it was refused, as a real call records
         else:
             self._touched = set()
+            self._named = set() if key is not None else None
             self.fx.tool_calls += 1
             if writes:
                 self.conn.execute("SAVEPOINT call")
@@ -90,15 +100,44 @@ class Run:
                 self.conn.execute("RELEASE call")
             else:
                 result = self.theme.toolset.call(self.db, call)
+            named, self._named = self._named, None
             if writes and result.ok:
-                self._memo = None  # the world changed: no longer the one the memo answers for
-            elif key is not None:
+                self.changed |= self._touched  # the world changed there: no longer the one the memo answers for
+            elif key is not None and self.changed.isdisjoint(named):
                 if len(memo) >= READ_MEMO_SIZE:
                     memo.clear()
-                memo[key] = (result, frozenset(self._touched))  # failed calls too: they fail again on the same world
+                # failed calls too (they fail again on the same world); what it read is as in the pristine world
+                memo[key] = (result, frozenset(self._touched), frozenset(named))
         self.calls.append(call)
         self.results.append(result)
         return result
+
+    def would_succeed(self, name: str, arguments: dict) -> bool:
+        """Whether write `name` would succeed on this copy now: tried inside a savepoint that is then rolled
+        back, so the copy is left as it was (the tables it touched are recorded as a real call's are).
+        With `memo`, answered from the world's probe memo (`Facts.probes`) under the rule the read memo
+        follows: the probe named no table this run has changed."""
+        memo = self.fx.probes if self._memo is not None else None
+        key = (name, repr(sorted(arguments.items())))
+        hit = memo.get(key) if memo is not None else None
+        if hit is not None and (not self.changed or self.changed.isdisjoint(hit[2])):
+            self.written.update(hit[1])
+            return hit[0]
+        self._touched, self._named = set(), set()
+        self.fx.tool_calls += 1
+        self.conn.execute("SAVEPOINT probe")
+        try:
+            ok = self.theme.toolset.call(self.db, ToolCall(name, dict(arguments))).ok
+        finally:
+            self.conn.execute("ROLLBACK TO probe")
+            self.conn.execute("RELEASE probe")
+            named, self._named = self._named, None
+        self.dirty = True
+        if memo is not None and self.changed.isdisjoint(named):
+            if len(memo) >= READ_MEMO_SIZE:
+                memo.clear()
+            memo[key] = (ok, frozenset(self._touched), frozenset(named))
+        return ok
 
     def close(self) -> None:
         if self.conn is not None:
@@ -132,9 +171,24 @@ class Facts:
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
         self.tool_calls = 0  # calls synthesis ran on copies of this world (not those answered from the memo): its work, load aside
         self.derived: dict = {}  # what synthesis works out once per world from it (e.g. which keys list enough records)
-        self.reads: dict = {}  # (tool, arguments) -> (ToolResult, tables touched) of a call that changed nothing on the pristine world (see Run)
+        self.reads: dict = {}  # (tool, arguments) -> (ToolResult, tables touched, tables named) of a call that changed nothing on the pristine world (see Run)
+        self.probes: dict = {}  # (write tool, arguments) -> (whether it succeeds, tables touched, tables named) on the pristine world (Run.would_succeed)
         self._idle: list = []
         self._lock = threading.Lock()
+        names = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        self._table_names = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b") if names else None
+        self._named_in: dict[str, frozenset] = {}
+
+    def tables_in(self, sql: str) -> frozenset:
+        """The world's tables a statement's text names (any whole word that is a table's name: a value or
+        column that happens to be one only adds a table, never hides one)."""
+        named = self._named_in.get(sql)
+        if named is None:
+            named = frozenset(self._table_names.findall(sql)) if self._table_names else frozenset()
+            if len(self._named_in) >= READ_MEMO_SIZE:
+                self._named_in.clear()
+            self._named_in[sql] = named
+        return named
 
     def run(self, memo: bool = False) -> Run:
         """A fresh copy; `memo` answers reads of the unchanged world from the world's read memo (synthesis

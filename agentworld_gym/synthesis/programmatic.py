@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import ToolCall
 from ..errors import TaskError
 from ..tasks import Task, answers_match
 from ..theme import Theme, humanize, noun_of
@@ -170,7 +169,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
     if not roles["lists"]:
         raise TaskError(f"Expected theme {theme.id!r} to have a read tool that takes an entity key and lists entities, "
                         "got none; programmatic tasks need one. Use kind='graph'.")
-    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only)):
+    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)):
         raise TaskError(f"Expected theme {theme.id!r} to have a list a programmatic task at difficulty {difficulty} can range over "
                         "(2-20 records with a field to aggregate or filter on), got none. Try a lower difficulty or kind='graph'.")
     problems: list[str] = []
@@ -195,7 +194,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
 def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng,
              answers_only: bool = False, check: bool = True) -> Task | None:
     plan = _Plan()
-    needs = _needs(roles, lv, answers_only)
+    needs = _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)
     lt: Tool = _pick(_lists(theme, fx, roles, needs), rng)
     kparam = roles["required_keys"](lt)[0]
     key = theme.key_of(kparam)
@@ -429,11 +428,14 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
 LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
 
 
-def _needs(roles: dict, lv: Level, answers_only: bool) -> tuple:
-    """What a plan at this level needs of a listing (see `_aggregatable`): whether lookups may add
-    fields, whether a filter condition is asked for, and the entities a conditional write may change."""
+def _needs(roles: dict, lv: Level, answers_only: bool, guess: tuple[int, int] | None = None) -> tuple:
+    """What a plan at this level needs of a listing (see `_aggregatable`): the entities a lookup per
+    listed entity may add fields to, the filter conditions asked for, the entities a conditional write
+    may change, and `guess` ((difficulty, db_seed) of a checked plan, whose answer a guesser must miss;
+    None when the plan is not checked, as for the answer prior's own samples)."""
     writable = frozenset(roles["writers"]) if lv.writes > 0 and not answers_only else frozenset()
-    return bool(lv.lookups and roles["lookups"]), lv.conditions > 0, writable
+    looked_up = frozenset(roles["lookups"]) if lv.lookups else frozenset()
+    return looked_up, lv.conditions, writable, guess
 
 
 def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, needs: tuple) -> tuple | None:
@@ -492,19 +494,44 @@ def _listed_entities(theme: Theme, lt: Tool, key: str, items: list[dict]) -> tup
 
 def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], needs: tuple) -> bool:
     """What `_attempt` needs of a listed page before it can plan on it (a necessary condition): the
-    listed entities have distinct ids, and without lookups (which may add fields) an aggregation
-    has a numeric field or enough items to count, and a field to filter on where the level asks for
-    one, or the entities can take a conditional write with a field to filter on."""
-    lookups, filtered, writable = needs
+    listed entities have distinct ids; with a lookup per entity (which may add fields) no more than
+    MAX_RECORDS of them; without, the entities can take a conditional write (a field to filter on, at
+    most 2 * MAX_RECORDS of them), or an aggregation has a numeric field (and, where the level asks for
+    a filter, a field other than it to filter on), or a count can be asked: enough items, a field to
+    filter on where the level asks for one, and some count a guesser misses (`_countable`)."""
+    looked_up, conditions, writable, guess = needs
     listed = _listed_entities(theme, lt, key, items)
     if listed is None:
         return False
     ekey, idf, _ = listed
-    if lookups:
-        return True
+    if ekey in looked_up:
+        return len(items) <= MAX_RECORDS
     splits = bool(_condition_candidates(items, {idf}))
-    aggregate = (not few_items(len(items)) or bool(_numeric_fields(items, {idf}))) and (splits or not filtered)
-    return aggregate or (ekey in writable and splits)
+    if ekey in writable and splits and len(items) <= 2 * MAX_RECORDS:
+        return True
+    numeric = _numeric_fields(items, {idf})
+    if numeric and (not conditions or any(_condition_candidates(items, {idf, t}) for t in numeric)):
+        return True
+    if few_items(len(items)) or (conditions and not splits):
+        return False
+    return guess is None or _countable(theme, items, idf, conditions, guess)
+
+
+def _countable(theme: Theme, items: list[dict], idf: str, conditions: int, guess: tuple[int, int]) -> bool:
+    """Whether a plan that can only count `items` (no numeric field, no write) can ask for a count a
+    guesser misses: the whole list's (where the level may ask without a condition), or what one filter
+    condition keeps (some but not all, more than a few); with two conditions, any count in that range."""
+    difficulty, db_seed = guess
+
+    def unguessed(n: int) -> bool:
+        return not few_items(n) and not _guessed(theme, difficulty, db_seed, n, "number")
+
+    if not conditions and unguessed(len(items)):
+        return True
+    if conditions >= 2:
+        return any(unguessed(n) for n in range(1, len(items)))
+    kept = {sum(1 for r in items if _holds(r, c)) for c in _condition_candidates(items, {idf, None})}
+    return any(n < len(items) and unguessed(n) for n in kept)
 
 
 def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
@@ -517,19 +544,8 @@ def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_ty
 
 def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list) -> set:
     """The ids on which write `w` would succeed now: each tried inside a savepoint, then rolled back
-    (so conditions can be chosen that select at least one entity the write accepts)."""
-    ok = set()
-    for i in ids:
-        run.conn.execute("SAVEPOINT probe")  # inside it the tool opens no savepoint of its own
-        try:
-            run.fx.tool_calls += 1
-            if theme.toolset.call(run.db, ToolCall(w.name, {param: i, **args})).ok:
-                ok.add(i)
-        finally:
-            run.conn.execute("ROLLBACK TO probe")
-            run.conn.execute("RELEASE probe")
-    run.dirty = True
-    return ok
+    (`Run.would_succeed`), so conditions can be chosen that select at least one entity the write accepts."""
+    return {i for i in ids if run.would_succeed(w.name, {param: i, **args})}
 
 
 def execute(theme: Theme, program: str, run: Run) -> tuple[Any, list[dict], bool]:
