@@ -139,9 +139,10 @@ def quality_problems(theme: Theme, task: Task, reference: dict | None = None) ->
                 problems.append("a do-nothing attempt passes")
             if any(same_rows(final_rows[t], fx.initial_rows(t)) for t in task.state_tables):
                 problems.append("gold writes cancel each other out")
+            after = _gold_changes(run, task.solution) if skips and not problems else None
             if not task.program and skips and not problems:
-                removable = _removable_from(task, fx, run, skips, final_rows)
-    if task.state_hash is not None and not problems and (removable if removable is not None else _removable_write(theme, task, fx, final_rows)):
+                removable = _removable_from(task, fx, run, skips, final_rows, after)
+    if task.state_hash is not None and not problems and (removable if removable is not None else _removable_write(theme, task, fx, final_rows, after)):
         problems.append("a gold write can be left out")
     if any(fx.count(*u) != 1 for u in task.features.get("unique", ())):
         problems.append("a value in the instruction matches several rows")
@@ -190,14 +191,28 @@ def _write_skips(theme: Theme, task: Task) -> list[set[int]]:
     return [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
 
 
-def _variant_reaches(fx, run, calls: list[dict], start: int, skip: set[int], final_rows: dict) -> bool:
+def _gold_changes(run, calls: list[dict]) -> list[frozenset]:
+    """Per gold call, from it on: the tables the gold's writes there changed on the replay `run`
+    (whose successful calls are the gold's: a program's refused writes are not in its solution)."""
+    changes = [ch for ch, r in zip(run.changes, run.results, strict=True) if r.ok][:len(calls)]
+    after = [frozenset()] * (len(calls) + 1)
+    for i in range(len(changes) - 1, -1, -1):
+        after[i] = after[i + 1] | changes[i]
+    return after
+
+
+def _variant_reaches(fx, run, calls: list[dict], start: int, skip: set[int], final_rows: dict, after: list[frozenset]) -> bool:
     """Whether the gold calls from `start` on, less the `skip` writes, all succeed on the run's copy and end
-    at the gold's end state (stops at the first failing call)."""
-    return all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[start:], start) if j not in skip) \
-        and fx.same_state(run.conn, final_rows)
+    at the gold's end state (stops at the first failing call). Both start from the gold's state before
+    call `start`, so only the tables the gold changed from there (`after[start]`) or the variant changed
+    can differ: the others are not read."""
+    mark = len(run.changes)
+    if not all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[start:], start) if j not in skip):
+        return False
+    return fx.same_state(run.conn, final_rows, after[start].union(*run.changes[mark:]))
 
 
-def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict) -> bool:
+def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict, after: list[frozenset]) -> bool:
     """`_removable_write` on the replay's own copy, which holds a savepoint `w<i>` before each write
     a skip starts at: latest first, each variant rolls back to its savepoint (the gold's state just
     before the first left-out write), runs the rest of the gold without the left-out writes, stops at
@@ -206,12 +221,12 @@ def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict
     for i in sorted({min(s) for s in skips}, reverse=True):
         for skip in (s for s in skips if min(s) == i):
             conn.execute(f"ROLLBACK TO w{i}")  # inner savepoints go; this one and the outer ones stay
-            if _variant_reaches(fx, run, calls, i, skip, final_rows):
+            if _variant_reaches(fx, run, calls, i, skip, final_rows, after):
                 return True
     return False
 
 
-def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
+def _removable_write(theme: Theme, task: Task, fx, final_rows: dict, after: list[frozenset] | None = None) -> bool:
     """A task with several writes whose end state is reached with one of them left out, or with two
     writes on the same entity left out (a write and its undo).
 
@@ -229,7 +244,7 @@ def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
             for skip in (s for s in skips if min(s) == i):
                 conn.execute("SAVEPOINT variant")  # inside it a failing tool call leaves changes: rolled back below
                 try:
-                    if _variant_reaches(fx, run, calls, i, skip, final_rows):
+                    if _variant_reaches(fx, run, calls, i, skip, final_rows, after or [frozenset(final_rows)] * (len(calls) + 1)):
                         return True
                 finally:
                     conn.execute("ROLLBACK TO variant")

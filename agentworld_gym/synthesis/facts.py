@@ -60,11 +60,13 @@ class Run:
         self._touched: set[str] = set()  # tables the current call wrote to
         self._named: set[str] | None = None  # tables the current call's statements named (memo runs only)
         self.changed: set[str] = set()  # tables a write that succeeded touched: where this copy may differ from the pristine world
+        self.state_rows: dict | None = None  # {table: rows} read when the run's end state was hashed (graph.state_check)
         self.dirty = False
         self._memo: dict | None = fx.reads if memo else None  # results on the pristine world (see the class docstring)
         self.db = self.theme.db(self.conn)
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
+        self.changes: list[frozenset] = []  # per call: the tables it wrote to, if it was a write that succeeded (else empty)
 
     def _trace(self, sql: str) -> None:
         table = written_table(sql)
@@ -79,6 +81,7 @@ class Run:
         refused write, is answered from memory)."""
         call = ToolCall(name, dict(arguments))
         writes = self.theme.toolset[name].writes if name in self.theme.toolset else False
+        change = frozenset()
         self.dirty = self.dirty or writes
         memo = self._memo  # a refused write leaves the copy as it was: its own savepoint is rolled back below
         key = (name, repr(sorted(arguments.items()))) if memo is not None else None
@@ -103,6 +106,7 @@ class Run:
             named, self._named = self._named, None
             if writes and result.ok:
                 self.changed |= self._touched  # the world changed there: no longer the one the memo answers for
+                change = frozenset(self._touched)
             elif key is not None and self.changed.isdisjoint(named):
                 if len(memo) >= READ_MEMO_SIZE:
                     memo.clear()
@@ -110,6 +114,7 @@ class Run:
                 memo[key] = (result, frozenset(self._touched), frozenset(named))
         self.calls.append(call)
         self.results.append(result)
+        self.changes.append(change)
         return result
 
     def would_succeed(self, name: str, arguments: dict) -> bool:
@@ -178,6 +183,7 @@ class Facts:
         names = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         self._table_names = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b") if names else None
         self._named_in: dict[str, frozenset] = {}
+        self._related: dict[tuple[str, str], dict] = {}
 
     def tables_in(self, sql: str) -> frozenset:
         """The world's tables a statement's text names (any whole word that is a table's name: a value or
@@ -241,17 +247,21 @@ class Facts:
             self._hashes[key] = self.state_hash(self._conn, key)
         return self._hashes[key]
 
-    def state_hash(self, conn, tables: tuple[str, ...]) -> str:
+    def state_hash(self, conn, tables: tuple[str, ...], rows: dict | None = None) -> str:
         """Exactly `world.state_hash(conn, tables)`, but each row's JSON text is cached: after a
         write most rows are unchanged, and encoding them again is what makes hashing slow. (SQLite
-        column affinity fixes each column's type, so equal rows always encode to the same text.)"""
+        column affinity fixes each column's type, so equal rows always encode to the same text.)
+        With `rows`, each table's rows (`Facts.rows`) are put there too, from the same read."""
         h = hashlib.sha256()
         for t in sorted(tables):
             cache = self._row_text.setdefault(t, {})
             if len(cache) > 200_000:
                 cache.clear()
             get = cache.get
-            texts = [get(r) or cache.setdefault(r, _ENCODE(r)) for r in conn.execute(f'SELECT * FROM "{t}"').fetchall()]
+            fetched = conn.execute(f'SELECT * FROM "{t}"').fetchall()
+            if rows is not None:
+                rows[t] = Counter(fetched)
+            texts = [get(r) or cache.setdefault(r, _ENCODE(r)) for r in fetched]
             texts.sort()
             h.update(t.encode())
             h.update("\n".join(texts).encode())
@@ -268,12 +278,35 @@ class Facts:
             self._initial_rows[table] = self.rows(self._conn, table)
         return self._initial_rows[table]
 
-    def same_state(self, conn, expected: dict[str, Counter]) -> bool:
-        """Whether `conn` holds exactly `expected` ({table: rows}); stops at the first table that differs,
-        and compares row counts first (a left-out insert or delete shows there without reading the rows)."""
-        if any(conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] != rows.total() for t, rows in expected.items()):
+    def same_state(self, conn, expected: dict[str, Counter], tables=None) -> bool:
+        """Whether `conn` holds exactly `expected` ({table: rows}) in `tables` (default: all of them; the
+        caller knows the others are equal); stops at the first table that differs, and compares row counts
+        first (a left-out insert or delete shows there without reading the rows)."""
+        tables = list(expected) if tables is None else [t for t in expected if t in tables]
+        if any(conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] != expected[t].total() for t in tables):
             return False
-        return all(same_rows(self.rows(conn, t), rows) for t, rows in expected.items())
+        return all(same_rows(self.rows(conn, t), expected[t]) for t in tables)
+
+    def related(self, key: str, value: Any, other: str) -> tuple:
+        """The values of entity key `other` that some row of the world holds beside `value` of entity key
+        `key` (a share's document and user, an event and its organiser), sorted; empty when none does.
+        A column holds an entity key when it is its table's primary key or a foreign key to a table
+        whose primary key it is. Built once per pair of keys."""
+        pair = (key, other)
+        if pair not in self._related:
+            found: dict = {}
+            for t in self.theme.spec.tables:
+                cols = {}
+                for c in t.columns:
+                    k = t.pk if c.name == t.pk else (self.theme.spec.table(c.arg).pk if c.gen == "fk" else None)
+                    if k in pair and k not in cols:
+                        cols[k] = c.name
+                if len(cols) == 2 and key != other:
+                    for a, b in self._conn.execute(f'SELECT DISTINCT "{cols[key]}", "{cols[other]}" FROM "{t.name}" '
+                                                   f'WHERE "{cols[key]}" IS NOT NULL AND "{cols[other]}" IS NOT NULL'):
+                        found.setdefault(a, set()).add(b)
+            self._related[pair] = {a: tuple(sorted(bs, key=lambda v: (type(v).__name__, v))) for a, bs in found.items()}
+        return self._related[pair].get(value, ())
 
     def key_column(self, key: str) -> tuple[str, str] | None:
         return self.theme.entity_keys.get(key)

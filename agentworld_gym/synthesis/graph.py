@@ -257,9 +257,11 @@ def task_id(theme: Theme, kind: str, difficulty: int, seed: int, db_seed: int, b
 
 
 def state_check(fx: Facts, run: Run) -> tuple[tuple[str, ...], str] | None:
-    """(tables the chain wrote, their hash), or None when the writes left the state unchanged."""
+    """(tables the chain wrote, their hash), or None when the writes left the state unchanged. The rows
+    read for the hash stay on the run (`Run.state_rows`): the quality filter compares its replay with them."""
     tables = tuple(sorted(run.written))
-    final = fx.state_hash(run.conn, tables)
+    run.state_rows = {}
+    final = fx.state_hash(run.conn, tables, run.state_rows)
     return None if final == fx.initial_hash(tables) else (tables, final)
 
 
@@ -360,22 +362,26 @@ class _Walk:
         required = set(t.parameters.get("required", ()))
         outputs = self.outputs
         order = range(len(outputs) - 1, -1, -1) if feed is None else [feed, *(j for j in range(len(outputs) - 1, -1, -1) if j != feed)]
+        chained: dict[str, Any] = {}  # entity arguments taken from earlier outputs, found first so sampled ones can pair with them
+        for p in t.parameters.get("properties", {}):
+            key = self.theme.key_of(p) if p in t.consumes else None
+            for j in order if key else ():
+                found = find_key(outputs[j], key) if self._source(j) else None
+                # a value call j was given is no news from it: the user states it, call j is not needed for it
+                if found is not None and found[1] not in chained.values() and found[1] not in self._known_before(j):
+                    chained[p], refs[p] = found[1], j
+                    break
         for p, prop in t.parameters.get("properties", {}).items():
             key = self.theme.key_of(p) if p in t.consumes else None
             if key:
-                for j in order:
-                    found = find_key(outputs[j], key) if self._source(j) else None
-                    # a value call j was given is no news from it: the user states it, call j is not needed for it
-                    if found is not None and found[1] not in args.values() and found[1] not in self._known_before(j):
-                        args[p], refs[p] = found[1], j
-                        break
-                else:
-                    if p in required or self.rng.random() < 0.3:
-                        value = sample_key(self.fx, key, self.rng)
-                        if value is None:
-                            return None
-                        args[p] = value
-                        self.given.append((noun_of(key), *self.fx.key_column(key), value))
+                if p in chained:
+                    args[p] = chained[p]
+                elif p in required or self.rng.random() < 0.3:
+                    value = self._paired(t, key, {**args, **chained})
+                    if value is None:
+                        return None
+                    args[p] = value
+                    self.given.append((noun_of(key), *self.fx.key_column(key), value))
                 continue
             if p not in required and not (self.rng.random() < 0.3 and ("enum" in prop or p in t.examples)):
                 continue
@@ -391,6 +397,18 @@ class _Walk:
         if feed is not None and feed not in refs.values():
             return None
         return args, refs
+
+    def _paired(self, t: Tool, key: str, args: dict) -> Any:
+        """A value for entity `key`: one a row of the world holds beside an entity argument `t` already has
+        (`Facts.related`: the user a document is shared with, not any user, whom a write would mostly
+        refuse), else any value of the key."""
+        for q, v in args.items():
+            other = self.theme.key_of(q) if q in t.consumes else None
+            if other and other != key:
+                values = self.fx.related(other, v, key)
+                if values:
+                    return values[int(self.rng.integers(len(values)))]
+        return sample_key(self.fx, key, self.rng)
 
     def step(self, t: Tool, feeds_next: bool = False) -> bool:
         """Fill and run one call (taking the waiting read's result, if any); on failure the call is
@@ -507,7 +525,10 @@ def quality(theme: Theme, task: Task, run: Run) -> list[str]:
 
     if guessable(theme, task):
         return ["a cheap strategy's answer passes"]
-    reference = {t: run.fx.rows(run.conn, t) for t in task.state_tables} if task.state_hash else None
+    reference = None
+    if task.state_hash:  # the run's end state, read when it was hashed (nothing wrote since)
+        reference = run.state_rows if run.state_rows is not None and tuple(run.state_rows) == task.state_tables else \
+            {t: run.fx.rows(run.conn, t) for t in task.state_tables}
     return quality_problems(theme, task, reference=reference)
 
 
