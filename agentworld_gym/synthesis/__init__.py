@@ -130,7 +130,8 @@ def quality_problems(theme: Theme, task: Task, reference: dict | None = None) ->
             problems.append("gold replay gives a different answer")
         final_rows = None
         if task.state_hash is not None:
-            final_rows = {t: fx.rows(run.conn, t) for t in task.state_tables}
+            # a table no gold write changed (one a refused write touched) is as in the pristine world
+            final_rows = {t: fx.rows(run.conn, t) if t in run.changed else fx.initial_rows(t) for t in task.state_tables}
             same = reference is not None and same_tables(final_rows, reference)
             if not same and fx.state_hash(run.conn, task.state_tables) != task.state_hash:
                 problems.append("gold replay gives a different final state")

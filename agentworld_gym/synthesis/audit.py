@@ -10,6 +10,7 @@ are unambiguous, and no answer is the length of a page of a listing.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..tasks import Task
 from ..theme import Theme
@@ -31,13 +32,21 @@ def wording_problems(theme: Theme, task: Task) -> list[str]:
             if isinstance(v, (str, int, float)) and len(str(v)) > 2:
                 text = text.replace(str(v), " ")
     problems = []
-    if _STEPS.search(text) or any(re.search(rf"\b{re.escape(t.name)}\b", text) for t in theme.toolset if "_" in t.name):
+    names = _tool_names(theme)
+    if _STEPS.search(text) or (names is not None and names.search(text)):
         problems.append("step_leak")
     if _DECOY.search(text):
         problems.append("decoy")
     if _POINTER.search(text):
         problems.append("ambiguous_reference")
     return problems
+
+
+@lru_cache(maxsize=4096)
+def _tool_names(theme: Theme) -> re.Pattern | None:
+    """One pattern for the theme's tool identifiers (names with an underscore) as whole words."""
+    names = [re.escape(t.name) for t in theme.toolset if "_" in t.name]
+    return re.compile(r"\b(?:" + "|".join(names) + r")\b") if names else None
 
 
 def audit(theme: Theme, task: Task) -> list[str]:

@@ -172,6 +172,7 @@ class Facts:
         self._hashes: dict[tuple[str, ...], str] = {}
         self._row_text: dict[str, dict[tuple, str]] = {}
         self._initial_rows: dict[str, Counter] = {}
+        self._initial_texts: dict[str, bytes] = {}
         self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
         self.tool_calls = 0  # calls synthesis ran on copies of this world (not those answered from the memo): its work, load aside
@@ -244,28 +245,45 @@ class Facts:
     def initial_hash(self, tables: tuple[str, ...]) -> str:
         key = tuple(sorted(tables))
         if key not in self._hashes:
-            self._hashes[key] = self.state_hash(self._conn, key)
+            self._hashes[key] = self.state_hash(self._conn, key, unchanged=key)
         return self._hashes[key]
 
-    def state_hash(self, conn, tables: tuple[str, ...], rows: dict | None = None) -> str:
+    def state_hash(self, conn, tables: tuple[str, ...], rows: dict | None = None, unchanged=()) -> str:
         """Exactly `world.state_hash(conn, tables)`, but each row's JSON text is cached: after a
         write most rows are unchanged, and encoding them again is what makes hashing slow. (SQLite
         column affinity fixes each column's type, so equal rows always encode to the same text.)
-        With `rows`, each table's rows (`Facts.rows`) are put there too, from the same read."""
+        With `rows`, each table's rows (`Facts.rows`) are put there too, from the same read. Tables in
+        `unchanged` (the caller knows they are as in the pristine world) are not read: their text and
+        rows are the pristine world's, cached."""
         h = hashlib.sha256()
         for t in sorted(tables):
-            cache = self._row_text.setdefault(t, {})
-            if len(cache) > 200_000:
-                cache.clear()
-            get = cache.get
+            if t in unchanged:
+                h.update(t.encode())
+                h.update(self._initial_text(t))
+                if rows is not None:
+                    rows[t] = self.initial_rows(t)
+                continue
             fetched = conn.execute(f'SELECT * FROM "{t}"').fetchall()
             if rows is not None:
                 rows[t] = Counter(fetched)
-            texts = [get(r) or cache.setdefault(r, _ENCODE(r)) for r in fetched]
-            texts.sort()
             h.update(t.encode())
-            h.update("\n".join(texts).encode())
+            h.update(self._text(t, fetched))
         return h.hexdigest()[:32]
+
+    def _text(self, table: str, fetched: list) -> bytes:
+        """What `world.state_hash` hashes for a table after its name: its rows' JSON texts, sorted, one a line."""
+        cache = self._row_text.setdefault(table, {})
+        if len(cache) > 200_000:
+            cache.clear()
+        get = cache.get
+        texts = [get(r) or cache.setdefault(r, _ENCODE(r)) for r in fetched]
+        texts.sort()
+        return "\n".join(texts).encode()
+
+    def _initial_text(self, table: str) -> bytes:
+        if table not in self._initial_texts:
+            self._initial_texts[table] = self._text(table, self._conn.execute(f'SELECT * FROM "{table}"').fetchall())
+        return self._initial_texts[table]
 
     def rows(self, conn, table: str) -> Counter:
         """A table's rows as a multiset: equal for two copies exactly when their state hashes of the table

@@ -261,7 +261,7 @@ def state_check(fx: Facts, run: Run) -> tuple[tuple[str, ...], str] | None:
     read for the hash stay on the run (`Run.state_rows`): the quality filter compares its replay with them."""
     tables = tuple(sorted(run.written))
     run.state_rows = {}
-    final = fx.state_hash(run.conn, tables, run.state_rows)
+    final = fx.state_hash(run.conn, tables, run.state_rows, unchanged=set(tables) - run.changed)
     return None if final == fx.initial_hash(tables) else (tables, final)
 
 
