@@ -103,17 +103,17 @@ def quality_problems(theme: Theme, task: Task, reference: dict | None = None) ->
     problems = []
     fx = facts(theme, task.db_seed)
     skips = _write_skips(theme, task) if task.state_hash is not None else []
-    removable = None
+    removable = False
+    # a savepoint before each gold write a skip starts at: the left-out-write variants run from there
+    # once the replay is checked (`_removable_from`), not from a second replay
+    starts = {min(skip) for skip in skips}
     with fx.run() as run:
         if task.program:
-            answer, trace, ok = execute(theme, task.program, run)
+            answer, trace, ok = execute(theme, task.program, run, savepoints=starts)
             if not ok or [dict(c) for c in task.solution] != trace:
                 problems.append("gold program does not replay to the same calls")
             results = run.results
         else:
-            # a savepoint before each write a skip starts at: the left-out-write variants run from there
-            # once the replay is checked (`_removable_from`), not from a second replay
-            starts = {min(skip) for skip in skips}
             results = []
             for i, c in enumerate(task.solution):
                 if i in starts:
@@ -140,10 +140,9 @@ def quality_problems(theme: Theme, task: Task, reference: dict | None = None) ->
                 problems.append("a do-nothing attempt passes")
             if any(same_rows(final_rows[t], fx.initial_rows(t)) for t in task.state_tables):
                 problems.append("gold writes cancel each other out")
-            after = _gold_changes(run, task.solution) if skips and not problems else None
-            if not task.program and skips and not problems:
-                removable = _removable_from(task, fx, run, skips, final_rows, after)
-    if task.state_hash is not None and not problems and (removable if removable is not None else _removable_write(theme, task, fx, final_rows, after)):
+            if skips and not problems:
+                removable = _removable_from(task, fx, run, skips, final_rows, _gold_changes(run, task.solution))
+    if removable:
         problems.append("a gold write can be left out")
     if any(fx.count(*u) != 1 for u in task.features.get("unique", ())):
         problems.append("a value in the instruction matches several rows")
@@ -214,44 +213,20 @@ def _variant_reaches(fx, run, calls: list[dict], start: int, skip: set[int], fin
 
 
 def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict, after: list[frozenset]) -> bool:
-    """`_removable_write` on the replay's own copy, which holds a savepoint `w<i>` before each write
-    a skip starts at: latest first, each variant rolls back to its savepoint (the gold's state just
-    before the first left-out write), runs the rest of the gold without the left-out writes, stops at
-    its first failing call, and is compared with the gold's end state."""
+    """A task with several writes whose end state is reached with one of them left out, or with two
+    writes on the same entity left out (a write and its undo). Run on the replay's own copy, which
+    holds a savepoint `w<i>` before each gold write a skip starts at: latest first, each variant rolls
+    back to its savepoint (the gold's state just before the first left-out write), runs the rest of
+    the gold without the left-out writes, stops at its first failing call, and is compared with the
+    gold's end state. The variants' calls may be answered from the read memo (`Run.use_memo`: the
+    replay itself ran every call)."""
     calls, conn = task.solution, run.conn
+    run.use_memo()
     for i in sorted({min(s) for s in skips}, reverse=True):
         for skip in (s for s in skips if min(s) == i):
             conn.execute(f"ROLLBACK TO w{i}")  # inner savepoints go; this one and the outer ones stay
             if _variant_reaches(fx, run, calls, i, skip, final_rows, after):
                 return True
-    return False
-
-
-def _removable_write(theme: Theme, task: Task, fx, final_rows: dict, after: list[frozenset] | None = None) -> bool:
-    """A task with several writes whose end state is reached with one of them left out, or with two
-    writes on the same entity left out (a write and its undo).
-
-    One pass over one copy: the calls before the first left-out write are the gold's own, so each
-    variant runs only from there, inside a savepoint rolled back afterwards, and stops at its first
-    failing call. (Graph tasks run their variants on the replay's copy instead: `_removable_from`.)"""
-    calls = task.solution
-    skips = _write_skips(theme, task)
-    if not skips:
-        return False
-    with fx.run(memo=True) as run:  # reads before the first write: the same on every copy
-        run.dirty = True
-        conn = run.conn
-        for i, c in enumerate(calls):
-            for skip in (s for s in skips if min(s) == i):
-                conn.execute("SAVEPOINT variant")  # inside it a failing tool call leaves changes: rolled back below
-                try:
-                    if _variant_reaches(fx, run, calls, i, skip, final_rows, after or [frozenset(final_rows)] * (len(calls) + 1)):
-                        return True
-                finally:
-                    conn.execute("ROLLBACK TO variant")
-                    conn.execute("RELEASE variant")
-            if not run.call(c["name"], c.get("arguments", {})).ok:
-                return False  # the gold itself fails here: the replay check reports it
     return False
 
 

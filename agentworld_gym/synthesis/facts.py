@@ -117,6 +117,11 @@ class Run:
         self.changes.append(change)
         return result
 
+    def use_memo(self) -> None:
+        """Answer calls from the world's memo from now on (under the rule of the class docstring, which
+        holds on any copy: `changed` holds every table a write of this run changed, rolled back or not)."""
+        self._memo = self.fx.reads
+
     def would_succeed(self, name: str, arguments: dict) -> bool:
         """Whether write `name` would succeed on this copy now: tried inside a savepoint that is then rolled
         back, so the copy is left as it was (the tables it touched are recorded as a real call's are).

@@ -439,29 +439,59 @@ def _needs(roles: dict, lv: Level, answers_only: bool, guess: tuple[int, int] | 
 
 
 def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, needs: tuple) -> tuple | None:
-    """The values of entity `key` whose list (`lt` with `largs`) a plan can range over: 2 to MAX_ITEMS
-    records of distinct entities, not cut to a page, that `_aggregatable` accepts. Found once per world
-    by listing each value (reads of the pristine world, so the plans that follow answer these calls
-    from the read memo); None when the key column is too long to sweep. Plans then start only from
-    lists that can make a task."""
+    """The values of entity `key` whose list (`lt` with `largs`) a plan can range over: those of
+    `_listings` that `_aggregatable` accepts for `needs`. None when the key column is too long to sweep.
+    Plans then start only from lists that can make a task."""
     cache_key = ("listable", lt.name, kparam, repr(sorted(largs.items())), needs)
+    if cache_key not in fx.derived:
+        listings = _listings(theme, fx, lt, kparam, key, largs)
+        fx.derived[cache_key] = None if listings is None else tuple(v for v, shape in listings if _aggregatable(theme, shape, needs))
+    return fx.derived[cache_key]
+
+
+class _Shape(typing.NamedTuple):
+    """What `_aggregatable` reads off one listed page (worked out once per world and listing)."""
+
+    n: int  # records listed
+    ekey: str  # the listed entities' key
+    splits: bool  # some filter condition keeps some records but not all
+    numeric: bool  # a numeric field to aggregate
+    numeric_split: bool  # ... and a filter condition on another field
+    kept: frozenset  # how many records each single filter condition keeps
+
+
+def _listings(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict) -> list | None:
+    """[(value, _Shape)] of each value of entity `key` whose list (`lt` with `largs`) has 2 to MAX_ITEMS
+    records of distinct entities, not cut to a page. Found once per world by listing each value (reads
+    of the pristine world, so the plans that follow answer these calls from the read memo); None when
+    the key column is too long to sweep."""
+    cache_key = ("listings", lt.name, kparam, repr(sorted(largs.items())))
     if cache_key not in fx.derived:
         where = fx.key_column(key)
         values = fx.values(*where) if where else ()
-        usable = None
+        found = None
         if len(values) <= LISTABLE_SWEEP:
-            usable = []
+            found = []
             with fx.run(memo=True) as run:
                 for v in values:
                     args = {kparam: v, **largs}
                     res = run.call(lt.name, args)
                     items = res.data
                     if (res.ok and isinstance(items, list) and 2 <= len(items) <= MAX_ITEMS and all(isinstance(x, dict) for x in items)
-                            and not capped(lt, args, items) and _aggregatable(theme, lt, key, items, needs)):
-                        usable.append(v)
-            usable = tuple(usable)
-        fx.derived[cache_key] = usable
+                            and not capped(lt, args, items)):
+                        listed = _listed_entities(theme, lt, key, items)
+                        if listed is not None:
+                            found.append((v, _shape(items, *listed[:2])))
+        fx.derived[cache_key] = found
     return fx.derived[cache_key]
+
+
+def _shape(items: list[dict], ekey: str, idf: str) -> _Shape:
+    cands = _condition_candidates(items, {idf})
+    numeric = _numeric_fields(items, {idf})
+    fields = {c[0] for c in cands}
+    return _Shape(len(items), ekey, bool(cands), bool(numeric), any(fields - {t} for t in numeric),
+                  frozenset(sum(1 for r in items if _holds(r, c)) for c in cands))
 
 
 def _lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
@@ -492,46 +522,39 @@ def _listed_entities(theme: Theme, lt: Tool, key: str, items: list[dict]) -> tup
     return (ekey, idf, ids) if len(set(ids)) == len(ids) else None
 
 
-def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], needs: tuple) -> bool:
-    """What `_attempt` needs of a listed page before it can plan on it (a necessary condition): the
-    listed entities have distinct ids; with a lookup per entity (which may add fields) no more than
-    MAX_RECORDS of them; without, the entities can take a conditional write (a field to filter on, at
-    most 2 * MAX_RECORDS of them), or an aggregation has a numeric field (and, where the level asks for
-    a filter, a field other than it to filter on), or a count can be asked: enough items, a field to
-    filter on where the level asks for one, and some count a guesser misses (`_countable`)."""
+def _aggregatable(theme: Theme, shape: _Shape, needs: tuple) -> bool:
+    """What `_attempt` needs of a listed page (`_Shape`) before it can plan on it (a necessary condition):
+    with a lookup per entity (which may add fields) no more than MAX_RECORDS of them; without, the
+    entities can take a conditional write (a field to filter on, at most 2 * MAX_RECORDS of them), or
+    an aggregation has a numeric field (and, where the level asks for a filter, a field other than it
+    to filter on), or a count can be asked: enough items, a field to filter on where the level asks for
+    one, and some count a guesser misses (`_countable`)."""
     looked_up, conditions, writable, guess = needs
-    listed = _listed_entities(theme, lt, key, items)
-    if listed is None:
-        return False
-    ekey, idf, _ = listed
-    if ekey in looked_up:
-        return len(items) <= MAX_RECORDS
-    splits = bool(_condition_candidates(items, {idf}))
-    if ekey in writable and splits and len(items) <= 2 * MAX_RECORDS:
+    if shape.ekey in looked_up:
+        return shape.n <= MAX_RECORDS
+    if shape.ekey in writable and shape.splits and shape.n <= 2 * MAX_RECORDS:
         return True
-    numeric = _numeric_fields(items, {idf})
-    if numeric and (not conditions or any(_condition_candidates(items, {idf, t}) for t in numeric)):
+    if shape.numeric and (not conditions or shape.numeric_split):
         return True
-    if few_items(len(items)) or (conditions and not splits):
+    if few_items(shape.n) or (conditions and not shape.splits):
         return False
-    return guess is None or _countable(theme, items, idf, conditions, guess)
+    return guess is None or _countable(theme, shape, conditions, guess)
 
 
-def _countable(theme: Theme, items: list[dict], idf: str, conditions: int, guess: tuple[int, int]) -> bool:
-    """Whether a plan that can only count `items` (no numeric field, no write) can ask for a count a
-    guesser misses: the whole list's (where the level may ask without a condition), or what one filter
-    condition keeps (some but not all, more than a few); with two conditions, any count in that range."""
+def _countable(theme: Theme, shape: _Shape, conditions: int, guess: tuple[int, int]) -> bool:
+    """Whether a plan that can only count the listed records (no numeric field, no write) can ask for a
+    count a guesser misses: the whole list's (where the level may ask without a condition), or what one
+    filter condition keeps (some but not all, more than a few); with two conditions, any count in that range."""
     difficulty, db_seed = guess
 
     def unguessed(n: int) -> bool:
         return not few_items(n) and not _guessed(theme, difficulty, db_seed, n, "number")
 
-    if not conditions and unguessed(len(items)):
+    if not conditions and unguessed(shape.n):
         return True
     if conditions >= 2:
-        return any(unguessed(n) for n in range(1, len(items)))
-    kept = {sum(1 for r in items if _holds(r, c)) for c in _condition_candidates(items, {idf, None})}
-    return any(n < len(items) and unguessed(n) for n in kept)
+        return any(unguessed(n) for n in range(1, shape.n))
+    return any(n < shape.n and unguessed(n) for n in shape.kept)
 
 
 def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
@@ -548,16 +571,22 @@ def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list
     return {i for i in ids if run.would_succeed(w.name, {param: i, **args})}
 
 
-def execute(theme: Theme, program: str, run: Run) -> tuple[Any, list[dict], bool]:
+def execute(theme: Theme, program: str, run: Run, savepoints: set[int] | frozenset = frozenset()) -> tuple[Any, list[dict], bool]:
     """Run a gold program on `run`'s world: (answer, trace of the calls that succeeded, ok).
 
     The program is source this module generated (never agent or user text); it sees only `call`.
     A read that fails aborts it (ok False); a write that fails returns None to the program, which
-    skips it, so the trace holds exactly the calls that took effect.
+    skips it, so the trace holds exactly the calls that took effect. For each i of `savepoints`, a
+    savepoint `w<i>` is set before the call that becomes the trace's i-th (refused writes tried
+    before it change nothing).
     """
     trace: list[dict] = []
+    placed: set[int] = set()
 
     def call(name: str, **arguments):
+        if len(trace) in savepoints and len(trace) not in placed:
+            placed.add(len(trace))
+            run.conn.execute(f"SAVEPOINT w{len(trace)}")
         result = run.call(name, arguments)
         if not result.ok:
             if theme.toolset[name].writes:
