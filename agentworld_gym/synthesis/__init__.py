@@ -202,12 +202,16 @@ def _gold_changes(run, calls: list[dict]) -> list[frozenset]:
 
 
 def _variant_reaches(fx, run, calls: list[dict], start: int, skip: set[int], final_rows: dict, after: list[frozenset]) -> bool:
-    """Whether the gold calls from `start` on, less the `skip` writes, all succeed on the run's copy and end
-    at the gold's end state (stops at the first failing call). Both start from the gold's state before
-    call `start`, so only the tables the gold changed from there (`after[start]`) or the variant changed
-    can differ: the others are not read."""
+    """Whether the gold writes from `start` on, less the `skip` ones, all succeed on the run's copy and end
+    at the gold's end state (stops at the first failing write). The gold's reads are left out: they
+    change nothing and the writes' arguments are fixed, so a variant reaches the end state with them
+    only if it does without (leaving them out can only find more writes removable). Both start from the
+    gold's state before call `start`, so only the tables the gold changed from there (`after[start]`)
+    or the variant changed can differ: the others are not read."""
     mark = len(run.changes)
-    if not all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[start:], start) if j not in skip):
+    toolset = run.theme.toolset
+    if not all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[start:], start)
+               if j not in skip and toolset[d["name"]].writes):
         return False
     return fx.same_state(run.conn, final_rows, after[start].union(*run.changes[mark:]))
 

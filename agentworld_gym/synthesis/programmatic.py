@@ -293,8 +293,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         w = _pick(writers, rng)
         wparam = roles["required_keys"](w)[0]
         wargs = _fill_plain(theme, fx, w, {wparam}, rng)
-        writable = _writable(theme, run, w, wparam, wargs or {}, ids) if wargs is not None else set()
-        if not writable:
+        writable = _Writable(run, w, wparam, wargs or {})
+        if wargs is None or not any(i in writable for i in ids):
             return None
     target = _pick(numeric, rng) if op in ("sum", "argmax", "argmin", "top") else None
     if op in ("sum", "argmax", "argmin", "top") and target is None:
@@ -565,10 +565,19 @@ def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_ty
     return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
 
 
-def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list) -> set:
-    """The ids on which write `w` would succeed now: each tried inside a savepoint, then rolled back
-    (`Run.would_succeed`), so conditions can be chosen that select at least one entity the write accepts."""
-    return {i for i in ids if run.would_succeed(w.name, {param: i, **args})}
+class _Writable:
+    """The ids on which write `w` would succeed now, each tried inside a savepoint, then rolled back
+    (`Run.would_succeed`) when first asked about (`i in writable`), so conditions can be chosen that
+    select at least one entity the write accepts without trying every listed one."""
+
+    def __init__(self, run: Run, w: Tool, param: str, args: dict):
+        self.run, self.w, self.param, self.args = run, w, param, args
+        self._known: dict = {}
+
+    def __contains__(self, i) -> bool:
+        if i not in self._known:
+            self._known[i] = self.run.would_succeed(self.w.name, {self.param: i, **self.args})
+        return self._known[i]
 
 
 def execute(theme: Theme, program: str, run: Run, savepoints: set[int] | frozenset = frozenset()) -> tuple[Any, list[dict], bool]:
