@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import threading
+from bisect import bisect_left, insort
 from collections import Counter
 from functools import lru_cache
 from typing import Any
@@ -178,6 +179,7 @@ class Facts:
         self._row_text: dict[str, dict[tuple, str]] = {}
         self._initial_rows: dict[str, Counter] = {}
         self._initial_texts: dict[str, bytes] = {}
+        self._initial_sorted_texts: dict[str, list[str]] = {}
         self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
         self.tool_calls = 0  # calls synthesis ran on copies of this world (not those answered from the memo): its work, load aside
@@ -269,25 +271,56 @@ class Facts:
                     rows[t] = self.initial_rows(t)
                 continue
             fetched = conn.execute(f'SELECT * FROM "{t}"').fetchall()
+            counted = Counter(fetched)
             if rows is not None:
-                rows[t] = Counter(fetched)
+                rows[t] = counted
             h.update(t.encode())
-            h.update(self._text(t, fetched))
+            h.update(self._text_after_changes(t, fetched, counted))
         return h.hexdigest()[:32]
 
     def _text(self, table: str, fetched: list) -> bytes:
         """What `world.state_hash` hashes for a table after its name: its rows' JSON texts, sorted, one a line."""
+        return "\n".join(self._sorted_texts(table, fetched)).encode()
+
+    def _sorted_texts(self, table: str, fetched: list) -> list[str]:
         cache = self._row_text.setdefault(table, {})
         if len(cache) > 200_000:
             cache.clear()
         get = cache.get
         texts = [get(r) or cache.setdefault(r, _ENCODE(r)) for r in fetched]
         texts.sort()
+        return texts
+
+    def _text_after_changes(self, table: str, fetched: list, counted: Counter) -> bytes:
+        """`_text` of a table read as `fetched`, worked out from the pristine table's sorted texts: only the
+        rows it gained or lost are encoded and placed (each row appears once in both: a table with a
+        repeated row is encoded whole)."""
+        initial = self.initial_rows(table)
+        if len(counted) != len(fetched) or len(initial) != initial.total():
+            return self._text(table, fetched)
+        gained, lost = counted.keys() - initial.keys(), initial.keys() - counted.keys()
+        if len(gained) + len(lost) > len(fetched) // 4:
+            return self._text(table, fetched)
+        texts = list(self._initial_sorted(table))
+        cache = self._row_text[table]
+        for r in lost:
+            text = cache.get(r) or cache.setdefault(r, _ENCODE(r))
+            i = bisect_left(texts, text)
+            if i == len(texts) or texts[i] != text:
+                return self._text(table, fetched)
+            del texts[i]
+        for r in gained:
+            insort(texts, cache.get(r) or cache.setdefault(r, _ENCODE(r)))
         return "\n".join(texts).encode()
+
+    def _initial_sorted(self, table: str) -> list[str]:
+        if table not in self._initial_sorted_texts:
+            self._initial_sorted_texts[table] = self._sorted_texts(table, self._conn.execute(f'SELECT * FROM "{table}"').fetchall())
+        return self._initial_sorted_texts[table]
 
     def _initial_text(self, table: str) -> bytes:
         if table not in self._initial_texts:
-            self._initial_texts[table] = self._text(table, self._conn.execute(f'SELECT * FROM "{table}"').fetchall())
+            self._initial_texts[table] = "\n".join(self._initial_sorted(table)).encode()
         return self._initial_texts[table]
 
     def rows(self, conn, table: str) -> Counter:
