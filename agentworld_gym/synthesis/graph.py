@@ -30,7 +30,7 @@ from ..tasks import Task
 from ..theme import Theme, humanize, noun_of, scalar_fields
 from ..tools import Tool
 from . import wording as W
-from .facts import Facts, Run, facts
+from .facts import Facts, Run, facts, same_rows
 
 STRONG, WEAK, INDEPENDENT = 3, 2, 1
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -521,14 +521,25 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
 
 
 def quality(theme: Theme, task: Task, run: Run) -> list[str]:
+    """`quality_problems` of a candidate task made on `run`, whose cheap rules are checked first: a rule
+    the task breaks whatever its replay shows rejects it before the replay (the same tasks are kept)."""
     from . import guessable, quality_problems
+    from .audit import wording_problems
 
     if guessable(theme, task):
         return ["a cheap strategy's answer passes"]
+    wording = wording_problems(theme, task)
+    if wording:
+        return [f"the instruction breaks the wording rule {rule!r}" for rule in wording]
+    if any(run.fx.count(*u) != 1 for u in task.features.get("unique", ())):
+        return ["a value in the instruction matches several rows"]
     reference = None
     if task.state_hash:  # the run's end state, read when it was hashed (nothing wrote since)
         reference = run.state_rows if run.state_rows is not None and tuple(run.state_rows) == task.state_tables else \
             {t: run.fx.rows(run.conn, t) for t in task.state_tables}
+        if any(same_rows(reference[t], run.fx.initial_rows(t)) for t in task.state_tables):
+            # a replay that ends elsewhere breaks another rule: rejected either way
+            return ["gold writes cancel each other out"]
     return quality_problems(theme, task, reference=reference)
 
 
