@@ -27,6 +27,9 @@ _ENCODE = json.JSONEncoder(default=str).encode  # the same text as json.dumps(ro
 _WRITE_SQL = re.compile(r'^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`\[]?(\w+)', re.I)
 
 
+_MAY_WRITE = frozenset("IiRrUuDd \t\n\r")  # how the statements `written_table` matches can begin
+
+
 @lru_cache(maxsize=4096)
 def written_table(sql: str) -> str | None:
     """The table an INSERT / REPLACE / UPDATE / DELETE statement writes to (None for anything else)."""
@@ -70,7 +73,7 @@ class Run:
         self.changes: list[frozenset] = []  # per call: the tables it wrote to, if it was a write that succeeded (else empty)
 
     def _trace(self, sql: str) -> None:
-        table = written_table(sql)
+        table = written_table(sql) if sql[:1] in _MAY_WRITE else None  # a SELECT is most statements: no regex for it
         if table:
             self.written.add(table)
             self._touched.add(table)
