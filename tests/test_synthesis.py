@@ -386,3 +386,37 @@ def test_programmatic_kind_fails_at_once_where_only_guessable_counts_can_be_aske
     with pytest.raises(TaskError, match="list a programmatic task"):
         synthesize_task(theme, 1, 123, "programmatic")
     assert fx.tool_calls == before
+
+
+@tool(mode=WRITE, produces=("thing_id",), phrase="switch {thing_id} off")
+def switch_off_hidden(db: Db, thing_id: str) -> dict:
+    """Switch a thing off through a statement whose text does not start with the table it writes.
+
+    Args:
+        thing_id: The thing.
+    """
+    db.execute('WITH target AS (SELECT ? AS id) UPDATE "things" SET state = \'off\' WHERE thing_id IN (SELECT id FROM target)', (thing_id,))
+    return {"thing_id": thing_id}
+
+
+@tool(produces=("thing_id",), phrase="count what is off")
+def count_off(db: Db) -> dict:
+    """How many things are off.
+    """
+    return {"off": db.value("SELECT COUNT(*) FROM things WHERE state = 'off'")}
+
+
+def test_a_write_the_trace_cannot_place_ends_the_memo_everywhere():
+    """A successful write through a statement whose text does not say where it writes counts as changing
+    every table: the memo then answers nothing that read one (else it would give the pristine count)."""
+    from agentworld_gym.synthesis.facts import Facts
+
+    theme = _tiny_theme([switch_off_hidden, count_off])
+    fx = Facts(theme, 0)
+    thing = next(r[0] for r in fx._conn.execute("SELECT thing_id FROM things WHERE state = 'on' ORDER BY 1"))
+    with fx.run(memo=True) as run:
+        before = run.call("count_off", {})
+        assert run.call("switch_off_hidden", {"thing_id": thing}).ok
+        assert run.changed == fx.table_names
+        after = run.call("count_off", {})
+    assert after is not before and after.data["off"] == before.data["off"] + 1

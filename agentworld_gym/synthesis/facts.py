@@ -28,6 +28,7 @@ _WRITE_SQL = re.compile(r'^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UP
 
 
 _MAY_WRITE = frozenset("IiRrUuDd \t\n\r")  # how the statements `written_table` matches can begin
+_NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN|COMMIT|END)\b", re.I)  # statements that write nothing
 
 
 @lru_cache(maxsize=4096)
@@ -63,6 +64,7 @@ class Run:
         self.written: set[str] = set()
         self._touched: set[str] = set()  # tables the current call wrote to
         self._named: set[str] | None = None  # tables the current call's statements named (memo runs only)
+        self._unread = False  # the current call ran a statement that may write where its text does not say
         self.changed: set[str] = set()  # tables a write that succeeded touched: where this copy may differ from the pristine world
         self.state_rows: dict | None = None  # {table: rows} read when the run's end state was hashed (graph.state_check)
         self.dirty = False
@@ -77,6 +79,10 @@ class Run:
         if table:
             self.written.add(table)
             self._touched.add(table)
+            if table not in self.fx.table_names:
+                self._unread = True
+        elif _NO_WRITE.match(sql) is None:
+            self._unread = True  # a statement that may write where `written_table` cannot tell (WITH ... UPDATE)
         if self._named is not None:
             self._named |= self.fx.tables_in(sql)
 
@@ -96,7 +102,7 @@ class Run:
             result, tables, _named = hit
             self.written.update(tables)  # what the call touched before it was refused, as a real call records
         else:
-            self._touched = set()
+            self._touched, self._unread = set(), False
             self._named = set() if key is not None else None
             self.fx.tool_calls += 1
             if writes:
@@ -109,8 +115,10 @@ class Run:
                 result = self.theme.toolset.call(self.db, call)
             named, self._named = self._named, None
             if writes and result.ok:
-                self.changed |= self._touched  # the world changed there: no longer the one the memo answers for
-                change = frozenset(self._touched)
+                # the world changed there: no longer the one the memo answers for (everywhere, when a statement
+                # wrote where its text does not say)
+                change = frozenset(self.fx.table_names if self._unread else self._touched)
+                self.changed |= change
             elif key is not None and self.changed.isdisjoint(named):
                 if len(memo) >= READ_MEMO_SIZE:
                     memo.clear()
@@ -192,6 +200,7 @@ class Facts:
         self._idle: list = []
         self._lock = threading.Lock()
         names = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        self.table_names = frozenset(names)
         self._table_names = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b") if names else None
         self._named_in: dict[str, frozenset] = {}
         self._related: dict[tuple[str, str], dict] = {}
