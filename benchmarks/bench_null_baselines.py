@@ -47,7 +47,7 @@ class Args:
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
     heldout: int = 1
     """1: also play the frozen held-out suite; 0: leave it out (the report says so)"""
-    synthesis: str = "v3.2"
+    synthesis: str = "v3.5"
     """the task rules the rows were made under: progress rows of another version are not reused"""
     out: str = "benchmarks/results/null_baselines.md"
 

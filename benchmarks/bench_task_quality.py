@@ -43,7 +43,7 @@ class Args:
     themes: int = 60
     per_theme: int = 5
     seed: int = 0
-    synthesis: str = "v3.2"
+    synthesis: str = "v3.5"
     """the task rules the rows were made under: progress rows of another version are not reused"""
     max_minutes: float = 0.0
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""

@@ -286,3 +286,137 @@ def test_any_seed_gives_a_verified_task(seed, level, kind):
     # tasks v2 rules reject more candidates: a seed may step down a level (never up), never fail outright
     task = synthesize_task(theme, level, seed, kind, fallback=True)
     assert task.difficulty <= level and quality_problems(theme, task) == []
+
+
+# ------------------------------------------------------------------------------------ speed, same outputs
+
+
+def test_cached_weighted_draw_is_numpy_choice():
+    """graph.draw on a cached cumulative distribution picks what Generator.choice picks, from the same
+    single uniform draw (seeded outputs stay byte for byte)."""
+    from agentworld_gym.synthesis.graph import cumulative, draw
+
+    for trial in range(300):
+        weights = np.random.default_rng(trial).integers(1, 4, 1 + trial % 9).astype(float) ** (0.5, 1.0, 2.0, 4.0)[trial % 4]
+        p = weights / weights.sum()
+        a, b = np.random.default_rng([trial, 1]), np.random.default_rng([trial, 1])
+        assert [int(a.choice(len(p), p=p)) for _ in range(5)] == [draw(b, cumulative(p)) for _ in range(5)]
+        assert a.random() == b.random()
+
+
+def test_read_memo_after_a_write_answers_only_calls_on_unchanged_tables():
+    """After a write the memo still answers a call that named no table the write changed (the same result
+    object); a call on the changed table goes to the world again and sees the change."""
+    theme = get_theme("finance")
+    fx = facts(theme, 0)
+    card = next(r[0] for r in fx._conn.execute("SELECT c.card_id FROM cards c JOIN accounts a USING (account_id) "
+                                                 "WHERE c.status = 'active' AND a.status = 'active' ORDER BY 1"))
+    customer = fx.values("customers", "customer_id")[2]
+    read_card = next(t.name for t in theme.toolset if not t.writes and "card_id" in t.consumes)
+    with fx.run(memo=True) as run:
+        before_card = run.call(read_card, {"card_id": card})
+        before_customer = run.call("get_customer", {"customer_id": customer})
+        assert "cards" not in fx.reads[("get_customer", repr([("customer_id", customer)]))][2]
+        assert run.call("set_card_status", {"card_id": card, "status": "blocked"}).ok
+        assert run.changed == {"cards"}
+        assert run.call("get_customer", {"customer_id": customer}) is before_customer
+        after_card = run.call(read_card, {"card_id": card})
+    assert after_card is not before_card and "blocked" in after_card.content
+    with fx.run(memo=True) as run:  # the pooled copy was rolled back: the memo and the world agree again
+        assert run.call(read_card, {"card_id": card}) is before_card
+    with fx.run() as run:
+        assert run.call(read_card, {"card_id": card}).data == before_card.data
+
+
+def test_a_refused_write_leaves_the_copy_and_a_closed_run_leaves_the_pool_pristine():
+    theme = get_theme("finance")
+    fx = facts(theme, 0)
+    tables = tuple(t.name for t in theme.spec.tables)
+    initial = fx.initial_hash(tables)
+    closed = next(r[0] for r in fx._conn.execute("SELECT account_id FROM accounts WHERE balance > 0 ORDER BY 1"))
+    with fx.run() as run:
+        assert not run.call("close_account", {"account_id": closed}).ok  # it still holds money
+        assert fx.state_hash(run.conn, tables) == initial and not run.changed
+        card = next(r[0] for r in fx._conn.execute("SELECT c.card_id FROM cards c JOIN accounts a USING (account_id) "
+                                                     "WHERE c.status = 'active' AND a.status = 'active' ORDER BY 1"))
+        assert run.call("set_card_status", {"card_id": card, "status": "blocked"}).ok
+        assert fx.state_hash(run.conn, tables) != initial
+    with fx.run() as run:  # the copy just written to, back in the pool
+        assert state_hash(run.conn, tables) == initial
+
+
+def test_left_out_write_of_a_program_is_found_on_the_replay_copy():
+    """A programmatic task whose program writes and undoes a write before its real one: the replay's
+    savepoints let the variants find that the pair can be left out."""
+    theme = get_theme("finance")
+    fx = facts(theme, 0)
+    cards = [r[0] for r in fx._conn.execute("SELECT c.card_id FROM cards c JOIN accounts a USING (account_id) "
+                                            "WHERE c.status = 'active' AND a.status = 'active' ORDER BY 1")][:2]
+    lines = [f"    call('set_card_status', card_id={cards[0]!r}, status='blocked')",
+             f"    call('set_card_status', card_id={cards[0]!r}, status='active')",
+             f"    call('set_card_status', card_id={cards[1]!r}, status='blocked')"]
+    template = next(t for s in range(60) if (t := synthesize_task(theme, 3, s, "programmatic")).state_hash)
+
+    def task_of(body: list[str]) -> Task:
+        program = "def solve(call):\n" + "\n".join(body) + "\n    return 1\n"
+        with fx.run() as run:
+            from agentworld_gym.synthesis.programmatic import execute
+
+            _, trace, ok = execute(theme, program, run)
+            assert ok
+            tables = tuple(sorted(run.written))
+            return dataclasses.replace(template, program=program, solution=tuple(trace), state_tables=tables,
+                                       state_hash=fx.state_hash(run.conn, tables), answer=None, answer_type="none")
+
+    assert quality_problems(theme, task_of(lines[2:])) == []
+    assert "a gold write can be left out" in quality_problems(theme, task_of(lines))
+
+
+def test_programmatic_kind_fails_at_once_where_only_guessable_counts_can_be_asked():
+    """A theme whose listings allow only counts a guesser tries fails at the level's precheck (no plans run)."""
+    from agentworld_gym.synthesis import programmatic
+
+    theme = get_theme("cloud")
+    roles = programmatic._roles(theme)
+    fx = facts(theme, 0)
+    checked = programmatic._needs(roles, LEVELS[1], False, (1, 0))
+    unchecked = programmatic._needs(roles, LEVELS[1], False)
+    assert programmatic._lists(theme, fx, roles, unchecked) and not programmatic._lists(theme, fx, roles, checked)
+    before = fx.tool_calls
+    with pytest.raises(TaskError, match="list a programmatic task"):
+        synthesize_task(theme, 1, 123, "programmatic")
+    assert fx.tool_calls == before
+
+
+@tool(mode=WRITE, produces=("thing_id",), phrase="switch {thing_id} off")
+def switch_off_hidden(db: Db, thing_id: str) -> dict:
+    """Switch a thing off through a statement whose text does not start with the table it writes.
+
+    Args:
+        thing_id: The thing.
+    """
+    db.execute('WITH target AS (SELECT ? AS id) UPDATE "things" SET state = \'off\' WHERE thing_id IN (SELECT id FROM target)', (thing_id,))
+    return {"thing_id": thing_id}
+
+
+@tool(produces=("thing_id",), phrase="count what is off")
+def count_off(db: Db) -> dict:
+    """How many things are off.
+    """
+    return {"off": db.value("SELECT COUNT(*) FROM things WHERE state = 'off'")}
+
+
+def test_a_write_the_trace_cannot_place_ends_the_memo_everywhere():
+    """A successful write through a statement whose text does not say where it writes counts as changing
+    every table: the memo then answers nothing that read one (else it would give the pristine count)."""
+    from agentworld_gym.synthesis.facts import Facts
+
+    theme = _tiny_theme([switch_off_hidden, count_off])
+    fx = Facts(theme, 0)
+    thing = next(r[0] for r in fx._conn.execute("SELECT thing_id FROM things WHERE state = 'on' ORDER BY 1"))
+    with fx.run(memo=True) as run:
+        before = run.call("count_off", {})
+        assert run.call("switch_off_hidden", {"thing_id": thing}).ok
+        assert run.changed == fx.table_names
+        after = run.call("count_off", {})
+    assert after is not before and after.data["off"] == before.data["off"] + 1

@@ -21,7 +21,7 @@ from ..policies.null import CONSTANT_ANSWERS, first_value
 from ..tasks import Task, _items, _number, _text, answers_match, verify
 from ..theme import Theme
 from .audit import wording_problems
-from .facts import facts
+from .facts import facts, same_rows, same_tables
 from .graph import LEVELS, Level, answer_of, dependency_graph, start_tools, start_weights, synthesize_graph_task
 from .programmatic import execute, synthesize_programmatic_task
 
@@ -86,7 +86,7 @@ def task_key(task: Task) -> str:
     return " ".join(task.instruction.split()).lower()
 
 
-def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -> list[str]:
+def quality_problems(theme: Theme, task: Task, reference: dict | None = None) -> list[str]:
     """Why a task should be dropped (empty list = keep).
 
     * its gold solution replays on a fresh copy with every call succeeding, to the same answer
@@ -97,23 +97,23 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
     * the values it states directly identify one row each (the answer is unique);
     * its verifier rejects a do-nothing attempt, a wrong answer, and (for a task that changes nothing)
       every answer of a cheap strategy (`cheap_answers`).
-    `reference` is the serialized final database of the synthesis run, if at hand: a replay that
-    reproduces it byte for byte needs no second state hash.
+    `reference` is the synthesis run's final rows of the task's state tables ({table: Counter of rows,
+    `Facts.rows`}), if at hand: a replay that ends with the same rows needs no second state hash.
     """
     problems = []
     fx = facts(theme, task.db_seed)
     skips = _write_skips(theme, task) if task.state_hash is not None else []
-    removable = None
+    removable = False
+    # a savepoint before each gold write a skip starts at: the left-out-write variants run from there
+    # once the replay is checked (`_removable_from`), not from a second replay
+    starts = {min(skip) for skip in skips}
     with fx.run() as run:
         if task.program:
-            answer, trace, ok = execute(theme, task.program, run)
+            answer, trace, ok = execute(theme, task.program, run, savepoints=starts)
             if not ok or [dict(c) for c in task.solution] != trace:
                 problems.append("gold program does not replay to the same calls")
             results = run.results
         else:
-            # a savepoint before each write a skip starts at: the left-out-write variants run from there
-            # once the replay is checked (`_removable_from`), not from a second replay
-            starts = {min(skip) for skip in skips}
             results = []
             for i, c in enumerate(task.solution):
                 if i in starts:
@@ -130,20 +130,19 @@ def quality_problems(theme: Theme, task: Task, reference: bytes | None = None) -
             problems.append("gold replay gives a different answer")
         final_rows = None
         if task.state_hash is not None:
-            same = reference is not None and run.conn.serialize() == reference
+            # a table no gold write changed (one a refused write touched) is as in the pristine world
+            final_rows = {t: fx.rows(run.conn, t) if t in run.changed else fx.initial_rows(t) for t in task.state_tables}
+            same = reference is not None and same_tables(final_rows, reference)
             if not same and fx.state_hash(run.conn, task.state_tables) != task.state_hash:
                 problems.append("gold replay gives a different final state")
             initial = fx.initial_hash(task.state_tables)
             if initial == task.state_hash or any(verify(task, nothing, initial, True).passed for nothing in DO_NOTHING):
                 problems.append("a do-nothing attempt passes")
-            final_rows = {t: fx.rows(run.conn, t) for t in task.state_tables}
-            if any(final_rows[t] == fx.initial_rows(t) for t in task.state_tables):
+            if any(same_rows(final_rows[t], fx.initial_rows(t)) for t in task.state_tables):
                 problems.append("gold writes cancel each other out")
-            if not task.program and skips and not problems:
-                removable = _removable_from(task, fx, run, skips, final_rows)
-        if run.conn.in_transaction:
-            run.conn.execute("ROLLBACK")  # the savepoints of the variants
-    if task.state_hash is not None and not problems and (removable if removable is not None else _removable_write(theme, task, fx, final_rows)):
+            if skips and not problems:
+                removable = _removable_from(task, fx, run, skips, final_rows, _gold_changes(run, task.solution))
+    if removable:
         problems.append("a gold write can be left out")
     if any(fx.count(*u) != 1 for u in task.features.get("unique", ())):
         problems.append("a value in the instruction matches several rows")
@@ -192,52 +191,46 @@ def _write_skips(theme: Theme, task: Task) -> list[set[int]]:
     return [{i} for i in writes] + [{i, j} for i in writes for j in writes if i < j and values(i) & values(j)]
 
 
-def _variant_reaches(fx, run, calls: list[dict], start: int, skip: set[int], final_rows: dict) -> bool:
-    """Whether the gold calls from `start` on, less the `skip` writes, all succeed on the run's copy and end
-    at the gold's end state (stops at the first failing call)."""
-    return all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[start:], start) if j not in skip) \
-        and fx.same_state(run.conn, final_rows)
+def _gold_changes(run, calls: list[dict]) -> list[frozenset]:
+    """Per gold call, from it on: the tables the gold's writes there changed on the replay `run`
+    (whose successful calls are the gold's: a program's refused writes are not in its solution)."""
+    changes = [ch for ch, r in zip(run.changes, run.results, strict=True) if r.ok][:len(calls)]
+    after = [frozenset()] * (len(calls) + 1)
+    for i in range(len(changes) - 1, -1, -1):
+        after[i] = after[i + 1] | changes[i]
+    return after
 
 
-def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict) -> bool:
-    """`_removable_write` on the replay's own copy, which holds a savepoint `w<i>` before each write
-    a skip starts at: latest first, each variant rolls back to its savepoint (the gold's state just
-    before the first left-out write), runs the rest of the gold without the left-out writes, stops at
-    its first failing call, and is compared with the gold's end state."""
+def _variant_reaches(fx, run, calls: list[dict], start: int, skip: set[int], final_rows: dict, after: list[frozenset]) -> bool:
+    """Whether the gold writes from `start` on, less the `skip` ones, all succeed on the run's copy and end
+    at the gold's end state (stops at the first failing write). The gold's reads are left out: they
+    change nothing and the writes' arguments are fixed, so a variant reaches the end state with them
+    only if it does without (leaving them out can only find more writes removable). Both start from the
+    gold's state before call `start`, so only the tables the gold changed from there (`after[start]`)
+    or the variant changed can differ: the others are not read."""
+    mark = len(run.changes)
+    toolset = run.theme.toolset
+    if not all(run.call(d["name"], d.get("arguments", {})).ok for j, d in enumerate(calls[start:], start)
+               if j not in skip and toolset[d["name"]].writes):
+        return False
+    return fx.same_state(run.conn, final_rows, after[start].union(*run.changes[mark:]))
+
+
+def _removable_from(task: Task, fx, run, skips: list[set[int]], final_rows: dict, after: list[frozenset]) -> bool:
+    """A task with several writes whose end state is reached with one of them left out, or with two
+    writes on the same entity left out (a write and its undo). Run on the replay's own copy, which
+    holds a savepoint `w<i>` before each gold write a skip starts at: latest first, each variant rolls
+    back to its savepoint (the gold's state just before the first left-out write), runs the rest of
+    the gold without the left-out writes, stops at its first failing call, and is compared with the
+    gold's end state. The variants' calls may be answered from the read memo (`Run.use_memo`: the
+    replay itself ran every call)."""
     calls, conn = task.solution, run.conn
+    run.use_memo()
     for i in sorted({min(s) for s in skips}, reverse=True):
         for skip in (s for s in skips if min(s) == i):
             conn.execute(f"ROLLBACK TO w{i}")  # inner savepoints go; this one and the outer ones stay
-            if _variant_reaches(fx, run, calls, i, skip, final_rows):
+            if _variant_reaches(fx, run, calls, i, skip, final_rows, after):
                 return True
-    return False
-
-
-def _removable_write(theme: Theme, task: Task, fx, final_rows: dict) -> bool:
-    """A task with several writes whose end state is reached with one of them left out, or with two
-    writes on the same entity left out (a write and its undo).
-
-    One pass over one copy: the calls before the first left-out write are the gold's own, so each
-    variant runs only from there, inside a savepoint rolled back afterwards, and stops at its first
-    failing call. (Graph tasks run their variants on the replay's copy instead: `_removable_from`.)"""
-    calls = task.solution
-    skips = _write_skips(theme, task)
-    if not skips:
-        return False
-    with fx.run(memo=True) as run:  # reads before the first write: the same on every copy
-        run.dirty = True
-        conn = run.conn
-        for i, c in enumerate(calls):
-            for skip in (s for s in skips if min(s) == i):
-                conn.execute("SAVEPOINT variant")  # inside it a failing tool call leaves changes: rolled back below
-                try:
-                    if _variant_reaches(fx, run, calls, i, skip, final_rows):
-                        return True
-                finally:
-                    conn.execute("ROLLBACK TO variant")
-                    conn.execute("RELEASE variant")
-            if not run.call(c["name"], c.get("arguments", {})).ok:
-                return False  # the gold itself fails here: the replay check reports it
     return False
 
 

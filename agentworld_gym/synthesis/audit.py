@@ -12,6 +12,7 @@ a user would name it otherwise ("column_phrase": "the started at of", "duration 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..tasks import Task
 from ..theme import Theme, humanize
@@ -49,13 +50,21 @@ def wording_problems(theme: Theme, task: Task) -> list[str]:
     """The wording rules a task's instruction breaks (its values blanked out first: an id may hold any word)."""
     text = _blanked(task)
     problems = []
-    if _STEPS.search(text) or any(re.search(rf"\b{re.escape(t.name)}\b", text) for t in theme.toolset if "_" in t.name):
+    names = _tool_names(theme)
+    if _STEPS.search(text) or (names is not None and names.search(text)):
         problems.append("step_leak")
     if _DECOY.search(text):
         problems.append("decoy")
     if _POINTER.search(text):
         problems.append("ambiguous_reference")
     return problems
+
+
+@lru_cache(maxsize=4096)
+def _tool_names(theme: Theme) -> re.Pattern | None:
+    """One pattern for the theme's tool identifiers (names with an underscore) as whole words."""
+    names = [re.escape(t.name) for t in theme.toolset if "_" in t.name]
+    return re.compile(r"\b(?:" + "|".join(names) + r")\b") if names else None
 
 
 def audit(theme: Theme, task: Task) -> list[str]:

@@ -30,7 +30,7 @@ from ..tasks import Task
 from ..theme import Theme, humanize, noun_of, scalar_fields
 from ..tools import Tool
 from . import wording as W
-from .facts import Facts, Run, facts
+from .facts import Facts, Run, facts, same_rows
 
 STRONG, WEAK, INDEPENDENT = 3, 2, 1
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -121,6 +121,31 @@ def start_weights(theme: Theme, relay: bool = False, want: tuple[int, ...] = ())
     names = names or [t.name for t in theme.toolset if not t.writes] or [t.name for t in theme.toolset]
     w = np.array([PAPER_START_WEIGHT if n in paper else 1.0 for n in names])
     return tuple(names), w / w.sum()
+
+
+def draw(rng: np.random.Generator, cdf: np.ndarray) -> int:
+    """The index `rng.choice(len(p), p=p)` draws, given `cdf = cumulative(p)`: the same index from the same
+    single uniform draw (so seeded outputs stay byte for byte), without choice's checks and cumulative
+    sum on every draw."""
+    return int(cdf.searchsorted(rng.random(), side="right"))
+
+
+def cumulative(p: np.ndarray) -> np.ndarray:
+    """The cumulative distribution `Generator.choice` builds from probabilities `p` (cache it for `draw`)."""
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    return cdf
+
+
+@lru_cache(maxsize=4096)
+def _start_cdf(theme: Theme, relay: bool, want: tuple[int, ...]) -> np.ndarray:
+    return cumulative(start_weights(theme, relay, want)[1])
+
+
+@lru_cache(maxsize=65536)
+def _edge_cdf(weights: tuple[int, ...], sharpness: float) -> np.ndarray:
+    w = np.array(weights, float) ** sharpness
+    return cumulative(w / w.sum())
 
 
 # ------------------------------------------------------------------------------------------ helpers shared with programmatic
@@ -232,9 +257,11 @@ def task_id(theme: Theme, kind: str, difficulty: int, seed: int, db_seed: int, b
 
 
 def state_check(fx: Facts, run: Run) -> tuple[tuple[str, ...], str] | None:
-    """(tables the chain wrote, their hash), or None when the writes left the state unchanged."""
+    """(tables the chain wrote, their hash), or None when the writes left the state unchanged. The rows
+    read for the hash stay on the run (`Run.state_rows`): the quality filter compares its replay with them."""
     tables = tuple(sorted(run.written))
-    final = fx.state_hash(run.conn, tables)
+    run.state_rows = {}
+    final = fx.state_hash(run.conn, tables, run.state_rows, unchanged=set(tables) - run.changed)
     return None if final == fx.initial_hash(tables) else (tables, final)
 
 
@@ -335,22 +362,26 @@ class _Walk:
         required = set(t.parameters.get("required", ()))
         outputs = self.outputs
         order = range(len(outputs) - 1, -1, -1) if feed is None else [feed, *(j for j in range(len(outputs) - 1, -1, -1) if j != feed)]
+        chained: dict[str, Any] = {}  # entity arguments taken from earlier outputs, found first so sampled ones can pair with them
+        for p in t.parameters.get("properties", {}):
+            key = self.theme.key_of(p) if p in t.consumes else None
+            for j in order if key else ():
+                found = find_key(outputs[j], key) if self._source(j) else None
+                # a value call j was given is no news from it: the user states it, call j is not needed for it
+                if found is not None and found[1] not in chained.values() and found[1] not in self._known_before(j):
+                    chained[p], refs[p] = found[1], j
+                    break
         for p, prop in t.parameters.get("properties", {}).items():
             key = self.theme.key_of(p) if p in t.consumes else None
             if key:
-                for j in order:
-                    found = find_key(outputs[j], key) if self._source(j) else None
-                    # a value call j was given is no news from it: the user states it, call j is not needed for it
-                    if found is not None and found[1] not in args.values() and found[1] not in self._known_before(j):
-                        args[p], refs[p] = found[1], j
-                        break
-                else:
-                    if p in required or self.rng.random() < 0.3:
-                        value = sample_key(self.fx, key, self.rng)
-                        if value is None:
-                            return None
-                        args[p] = value
-                        self.given.append((noun_of(key), *self.fx.key_column(key), value))
+                if p in chained:
+                    args[p] = chained[p]
+                elif p in required or self.rng.random() < 0.3:
+                    value = self._paired(t, key, {**args, **chained})
+                    if value is None:
+                        return None
+                    args[p] = value
+                    self.given.append((noun_of(key), *self.fx.key_column(key), value))
                 continue
             if p not in required and not (self.rng.random() < 0.3 and ("enum" in prop or p in t.examples)):
                 continue
@@ -366,6 +397,18 @@ class _Walk:
         if feed is not None and feed not in refs.values():
             return None
         return args, refs
+
+    def _paired(self, t: Tool, key: str, args: dict) -> Any:
+        """A value for entity `key`: one a row of the world holds beside an entity argument `t` already has
+        (`Facts.related`: the user a document is shared with, not any user, whom a write would mostly
+        refuse), else any value of the key."""
+        for q, v in args.items():
+            other = self.theme.key_of(q) if q in t.consumes else None
+            if other and other != key:
+                values = self.fx.related(other, v, key)
+                if values:
+                    return values[int(self.rng.integers(len(values)))]
+        return sample_key(self.fx, key, self.rng)
 
     def step(self, t: Tool, feeds_next: bool = False) -> bool:
         """Fill and run one call (taking the waiting read's result, if any); on failure the call is
@@ -404,8 +447,7 @@ def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, us
     names = [n for n in names if n not in used] or names  # repeat a tool only when the theme has no other
     if not names:
         return None
-    w = np.array([edges[n] for n in names], float) ** lv.sharpness
-    return names[int(rng.choice(len(names), p=w / w.sum()))]
+    return names[draw(rng, _edge_cdf(tuple(edges[n] for n in names), lv.sharpness))]
 
 
 def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,
@@ -438,8 +480,8 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
                         # a request that needs no lookup may open a write task (chains mostly end at a few writes)
                         current = writers[int(rng.integers(len(writers)))]
                     elif previous is None:
-                        names, weights = start_weights(theme, relay=length > 1, want=want)
-                        current = names[int(rng.choice(len(names), p=weights))]
+                        names = start_weights(theme, relay=length > 1, want=want)[0]
+                        current = names[draw(rng, _start_cdf(theme, length > 1, want))]
                     else:
                         waiting = walk.waiting()
                         feed = walk.news(waiting) if waiting is not None else None
@@ -479,11 +521,26 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
 
 
 def quality(theme: Theme, task: Task, run: Run) -> list[str]:
+    """`quality_problems` of a candidate task made on `run`, whose cheap rules are checked first: a rule
+    the task breaks whatever its replay shows rejects it before the replay (the same tasks are kept)."""
     from . import guessable, quality_problems
+    from .audit import wording_problems
 
     if guessable(theme, task):
         return ["a cheap strategy's answer passes"]
-    return quality_problems(theme, task, reference=run.conn.serialize() if task.state_hash else None)
+    wording = wording_problems(theme, task)
+    if wording:
+        return [f"the instruction breaks the wording rule {rule!r}" for rule in wording]
+    if any(run.fx.count(*u) != 1 for u in task.features.get("unique", ())):
+        return ["a value in the instruction matches several rows"]
+    reference = None
+    if task.state_hash:  # the run's end state, read when it was hashed (nothing wrote since)
+        reference = run.state_rows if run.state_rows is not None and tuple(run.state_rows) == task.state_tables else \
+            {t: run.fx.rows(run.conn, t) for t in task.state_tables}
+        if any(same_rows(reference[t], run.fx.initial_rows(t)) for t in task.state_tables):
+            # a replay that ends elsewhere breaks another rule: rejected either way
+            return ["gold writes cancel each other out"]
+    return quality_problems(theme, task, reference=reference)
 
 
 def _ref_phrase(theme: Theme, walk: _Walk, param: str, j: int) -> str:

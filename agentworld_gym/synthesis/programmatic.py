@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import ToolCall
 from ..errors import TaskError
 from ..tasks import Task, answers_match
 from ..theme import Theme, humanize, noun_of
@@ -170,7 +169,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
     if not roles["lists"]:
         raise TaskError(f"Expected theme {theme.id!r} to have a read tool that takes an entity key and lists entities, "
                         "got none; programmatic tasks need one. Use kind='graph'.")
-    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only)):
+    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)):
         raise TaskError(f"Expected theme {theme.id!r} to have a list a programmatic task at difficulty {difficulty} can range over "
                         "(2-20 records with a field to aggregate or filter on), got none. Try a lower difficulty or kind='graph'.")
     problems: list[str] = []
@@ -195,7 +194,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
 def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng,
              answers_only: bool = False, check: bool = True) -> Task | None:
     plan = _Plan()
-    needs = _needs(roles, lv, answers_only)
+    needs = _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)
     lt: Tool = _pick(_lists(theme, fx, roles, needs), rng)
     kparam = roles["required_keys"](lt)[0]
     key = theme.key_of(kparam)
@@ -294,8 +293,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         w = _pick(writers, rng)
         wparam = roles["required_keys"](w)[0]
         wargs = _fill_plain(theme, fx, w, {wparam}, rng)
-        writable = _writable(theme, run, w, wparam, wargs or {}, ids) if wargs is not None else set()
-        if not writable:
+        writable = _Writable(run, w, wparam, wargs or {})
+        if wargs is None or not any(i in writable for i in ids):
             return None
     target = _pick(numeric, rng) if op in ("sum", "argmax", "argmin", "top") else None
     if op in ("sum", "argmax", "argmin", "top") and target is None:
@@ -429,37 +428,70 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
 LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
 
 
-def _needs(roles: dict, lv: Level, answers_only: bool) -> tuple:
-    """What a plan at this level needs of a listing (see `_aggregatable`): whether lookups may add
-    fields, whether a filter condition is asked for, and the entities a conditional write may change."""
+def _needs(roles: dict, lv: Level, answers_only: bool, guess: tuple[int, int] | None = None) -> tuple:
+    """What a plan at this level needs of a listing (see `_aggregatable`): the entities a lookup per
+    listed entity may add fields to, the filter conditions asked for, the entities a conditional write
+    may change, and `guess` ((difficulty, db_seed) of a checked plan, whose answer a guesser must miss;
+    None when the plan is not checked, as for the answer prior's own samples)."""
     writable = frozenset(roles["writers"]) if lv.writes > 0 and not answers_only else frozenset()
-    return bool(lv.lookups and roles["lookups"]), lv.conditions > 0, writable
+    looked_up = frozenset(roles["lookups"]) if lv.lookups else frozenset()
+    return looked_up, lv.conditions, writable, guess
 
 
 def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, needs: tuple) -> tuple | None:
-    """The values of entity `key` whose list (`lt` with `largs`) a plan can range over: 2 to MAX_ITEMS
-    records of distinct entities, not cut to a page, that `_aggregatable` accepts. Found once per world
-    by listing each value (reads of the pristine world, so the plans that follow answer these calls
-    from the read memo); None when the key column is too long to sweep. Plans then start only from
-    lists that can make a task."""
+    """The values of entity `key` whose list (`lt` with `largs`) a plan can range over: those of
+    `_listings` that `_aggregatable` accepts for `needs`. None when the key column is too long to sweep.
+    Plans then start only from lists that can make a task."""
     cache_key = ("listable", lt.name, kparam, repr(sorted(largs.items())), needs)
+    if cache_key not in fx.derived:
+        listings = _listings(theme, fx, lt, kparam, key, largs)
+        fx.derived[cache_key] = None if listings is None else tuple(v for v, shape in listings if _aggregatable(theme, shape, needs))
+    return fx.derived[cache_key]
+
+
+class _Shape(typing.NamedTuple):
+    """What `_aggregatable` reads off one listed page (worked out once per world and listing)."""
+
+    n: int  # records listed
+    ekey: str  # the listed entities' key
+    splits: bool  # some filter condition keeps some records but not all
+    numeric: bool  # a numeric field to aggregate
+    numeric_split: bool  # ... and a filter condition on another field
+    kept: frozenset  # how many records each single filter condition keeps
+
+
+def _listings(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict) -> list | None:
+    """[(value, _Shape)] of each value of entity `key` whose list (`lt` with `largs`) has 2 to MAX_ITEMS
+    records of distinct entities, not cut to a page. Found once per world by listing each value (reads
+    of the pristine world, so the plans that follow answer these calls from the read memo); None when
+    the key column is too long to sweep."""
+    cache_key = ("listings", lt.name, kparam, repr(sorted(largs.items())))
     if cache_key not in fx.derived:
         where = fx.key_column(key)
         values = fx.values(*where) if where else ()
-        usable = None
+        found = None
         if len(values) <= LISTABLE_SWEEP:
-            usable = []
+            found = []
             with fx.run(memo=True) as run:
                 for v in values:
                     args = {kparam: v, **largs}
                     res = run.call(lt.name, args)
                     items = res.data
                     if (res.ok and isinstance(items, list) and 2 <= len(items) <= MAX_ITEMS and all(isinstance(x, dict) for x in items)
-                            and not capped(lt, args, items) and _aggregatable(theme, lt, key, items, needs)):
-                        usable.append(v)
-            usable = tuple(usable)
-        fx.derived[cache_key] = usable
+                            and not capped(lt, args, items)):
+                        listed = _listed_entities(theme, lt, key, items)
+                        if listed is not None:
+                            found.append((v, _shape(items, *listed[:2])))
+        fx.derived[cache_key] = found
     return fx.derived[cache_key]
+
+
+def _shape(items: list[dict], ekey: str, idf: str) -> _Shape:
+    cands = _condition_candidates(items, {idf})
+    numeric = _numeric_fields(items, {idf})
+    fields = {c[0] for c in cands}
+    return _Shape(len(items), ekey, bool(cands), bool(numeric), any(fields - {t} for t in numeric),
+                  frozenset(sum(1 for r in items if _holds(r, c)) for c in cands))
 
 
 def _lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
@@ -490,21 +522,39 @@ def _listed_entities(theme: Theme, lt: Tool, key: str, items: list[dict]) -> tup
     return (ekey, idf, ids) if len(set(ids)) == len(ids) else None
 
 
-def _aggregatable(theme: Theme, lt: Tool, key: str, items: list[dict], needs: tuple) -> bool:
-    """What `_attempt` needs of a listed page before it can plan on it (a necessary condition): the
-    listed entities have distinct ids, and without lookups (which may add fields) an aggregation
-    has a numeric field or enough items to count, and a field to filter on where the level asks for
-    one, or the entities can take a conditional write with a field to filter on."""
-    lookups, filtered, writable = needs
-    listed = _listed_entities(theme, lt, key, items)
-    if listed is None:
-        return False
-    ekey, idf, _ = listed
-    if lookups:
+def _aggregatable(theme: Theme, shape: _Shape, needs: tuple) -> bool:
+    """What `_attempt` needs of a listed page (`_Shape`) before it can plan on it (a necessary condition):
+    with a lookup per entity (which may add fields) no more than MAX_RECORDS of them; without, the
+    entities can take a conditional write (a field to filter on, at most 2 * MAX_RECORDS of them), or
+    an aggregation has a numeric field (and, where the level asks for a filter, a field other than it
+    to filter on), or a count can be asked: enough items, a field to filter on where the level asks for
+    one, and some count a guesser misses (`_countable`)."""
+    looked_up, conditions, writable, guess = needs
+    if shape.ekey in looked_up:
+        return shape.n <= MAX_RECORDS
+    if shape.ekey in writable and shape.splits and shape.n <= 2 * MAX_RECORDS:
         return True
-    splits = bool(_condition_candidates(items, {idf}))
-    aggregate = (not few_items(len(items)) or bool(_numeric_fields(items, {idf}))) and (splits or not filtered)
-    return aggregate or (ekey in writable and splits)
+    if shape.numeric and (not conditions or shape.numeric_split):
+        return True
+    if few_items(shape.n) or (conditions and not shape.splits):
+        return False
+    return guess is None or _countable(theme, shape, conditions, guess)
+
+
+def _countable(theme: Theme, shape: _Shape, conditions: int, guess: tuple[int, int]) -> bool:
+    """Whether a plan that can only count the listed records (no numeric field, no write) can ask for a
+    count a guesser misses: the whole list's (where the level may ask without a condition), or what one
+    filter condition keeps (some but not all, more than a few); with two conditions, any count in that range."""
+    difficulty, db_seed = guess
+
+    def unguessed(n: int) -> bool:
+        return not few_items(n) and not _guessed(theme, difficulty, db_seed, n, "number")
+
+    if not conditions and unguessed(shape.n):
+        return True
+    if conditions >= 2:
+        return any(unguessed(n) for n in range(1, shape.n))
+    return any(n < shape.n and unguessed(n) for n in shape.kept)
 
 
 def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
@@ -515,33 +565,37 @@ def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_ty
     return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
 
 
-def _writable(theme: Theme, run: Run, w: Tool, param: str, args: dict, ids: list) -> set:
-    """The ids on which write `w` would succeed now: each tried inside a savepoint, then rolled back
-    (so conditions can be chosen that select at least one entity the write accepts)."""
-    ok = set()
-    for i in ids:
-        run.conn.execute("SAVEPOINT probe")  # inside it the tool opens no savepoint of its own
-        try:
-            run.fx.tool_calls += 1
-            if theme.toolset.call(run.db, ToolCall(w.name, {param: i, **args})).ok:
-                ok.add(i)
-        finally:
-            run.conn.execute("ROLLBACK TO probe")
-            run.conn.execute("RELEASE probe")
-    run.dirty = True
-    return ok
+class _Writable:
+    """The ids on which write `w` would succeed now, each tried inside a savepoint, then rolled back
+    (`Run.would_succeed`) when first asked about (`i in writable`), so conditions can be chosen that
+    select at least one entity the write accepts without trying every listed one."""
+
+    def __init__(self, run: Run, w: Tool, param: str, args: dict):
+        self.run, self.w, self.param, self.args = run, w, param, args
+        self._known: dict = {}
+
+    def __contains__(self, i) -> bool:
+        if i not in self._known:
+            self._known[i] = self.run.would_succeed(self.w.name, {self.param: i, **self.args})
+        return self._known[i]
 
 
-def execute(theme: Theme, program: str, run: Run) -> tuple[Any, list[dict], bool]:
+def execute(theme: Theme, program: str, run: Run, savepoints: set[int] | frozenset = frozenset()) -> tuple[Any, list[dict], bool]:
     """Run a gold program on `run`'s world: (answer, trace of the calls that succeeded, ok).
 
     The program is source this module generated (never agent or user text); it sees only `call`.
     A read that fails aborts it (ok False); a write that fails returns None to the program, which
-    skips it, so the trace holds exactly the calls that took effect.
+    skips it, so the trace holds exactly the calls that took effect. For each i of `savepoints`, a
+    savepoint `w<i>` is set before the call that becomes the trace's i-th (refused writes tried
+    before it change nothing).
     """
     trace: list[dict] = []
+    placed: set[int] = set()
 
     def call(name: str, **arguments):
+        if len(trace) in savepoints and len(trace) not in placed:
+            placed.add(len(trace))
+            run.conn.execute(f"SAVEPOINT w{len(trace)}")
         result = run.call(name, arguments)
         if not result.ok:
             if theme.toolset[name].writes:
