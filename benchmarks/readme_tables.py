@@ -127,7 +127,11 @@ def reproduce_summary(folder: Path) -> dict:
 
     stages = {name: stage_summary(runs) for name, runs in stage_results(folder).items()}
     differences = []
-    for a, b in (("sft", "base"), ("sft_grpo", "sft"), ("sft_grpo", "base")):
+    diversity = sorted((n for n in map(_diversity, stages) if n is not None))
+    pairs = [("sft", "base"), ("sft_grpo", "sft"), ("sft_grpo", "base")]
+    if len(diversity) > 1:  # the scaling question: most vs fewest training themes at the same budget
+        pairs.append((f"div{diversity[-1]}", f"div{diversity[0]}"))
+    for a, b in pairs:
         if a in stages and b in stages:
             d, lo, hi = diff_interval(stages[a]["successes"], stages[a]["n"], stages[b]["successes"], stages[b]["n"])
             differences.append({"stages": [a, b], "difference": round(d, 4), "ci95": [round(lo, 4), round(hi, 4)],
@@ -135,8 +139,23 @@ def reproduce_summary(folder: Path) -> dict:
     return {"stages": stages, "differences": differences}
 
 
+def _diversity(name: str) -> int | None:
+    """N of a diversity-scaling stage `div<N>` (SFT on N pool themes, run_diversity.sh), else None."""
+    return int(name[3:]) if name.startswith("div") and name[3:].isdigit() else None
+
+
+def _label(name: str) -> str:
+    if (n := _diversity(name)) is not None:
+        return f"SFT, {n} pool theme{'s' * (n != 1)}"
+    return STAGES.get(name, name.removeprefix("null_") + " (reference)")
+
+
 def _stage_order(name: str) -> tuple:
-    return (list(STAGES).index(name) if name in STAGES else len(STAGES) + name.startswith("null_"), name)
+    """Trained stages, then the diversity points by N, then the reference policies."""
+    if name in STAGES:
+        return (list(STAGES).index(name), 0, name)
+    n = _diversity(name)
+    return (len(STAGES) + (n is None) + name.startswith("null_"), n or 0, name)
 
 
 def reproduce_table(folder: Path) -> list[str]:
@@ -165,7 +184,7 @@ def stage_table(summary: dict, shown) -> list[str]:
              "|---|---:|---:|---|---|---|---|"]
     for name in sorted(summary["stages"], key=_stage_order):
         agg = summary["stages"][name]
-        label = STAGES.get(name, name.removeprefix("null_") + " (reference)")
+        label = _label(name)
         seeds = ", ".join("-" if k is None else str(k) for k in agg["seed_ids"])
         null = agg["best_null"]
         null_text = f"{pct(null['success'])} {null['name']} [{pct(null['ci95'][0])}, {pct(null['ci95'][1])}]" if null else "-"
@@ -175,10 +194,42 @@ def stage_table(summary: dict, shown) -> list[str]:
     if summary["differences"]:
         lines += ["", "| difference (pooled) | points [95%] | beyond the noise |", "|---|---|---|"]
         for d in summary["differences"]:
-            a, b = (STAGES.get(x, x) for x in d["stages"])
+            a, b = (_label(x) for x in d["stages"])
             lines.append(f"| {a} - {b} | {100 * d['difference']:+.1f} [{100 * d['ci95'][0]:+.1f}, {100 * d['ci95'][1]:+.1f}] | "
                          f"{'yes' if d['beyond_noise'] else 'no'} |")
     return lines
+
+
+def diversity_plot(summary: dict, path: Path) -> Path | None:
+    """Held-out success against the number of training themes (log axis), each point's mean over seeds with its
+    pooled 95% interval, and the best null baseline on the same tasks as a band; None without two points."""
+    points = sorted((n, summary["stages"][name]) for name in summary["stages"] if (n := _diversity(name)) is not None)
+    if len(points) < 2:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    x = [n for n, _ in points]
+    mean = [100 * a["mean"] for _, a in points]
+    lo = [m - 100 * a["ci95_pooled"][0] for m, (_, a) in zip(mean, points)]
+    hi = [100 * a["ci95_pooled"][1] - m for m, (_, a) in zip(mean, points)]
+    ax.errorbar(x, mean, yerr=[lo, hi], marker="o", capsize=3, label="SFT, mean over seeds [pooled 95%]")
+    null = max((a["best_null"] for _, a in points if a.get("best_null")), key=lambda b: b["success"], default=None)
+    if null:
+        ax.axhspan(100 * null["ci95"][0], 100 * null["ci95"][1], color="grey", alpha=0.25,
+                   label=f"best null ({null['name']}) 95%")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(x, [str(n) for n in x])
+    ax.set_xlabel("training themes (fixed budget: 64 dialogues)")
+    ax.set_ylabel("held-out success (%)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def evolve_report(folder: Path) -> tuple[Path, str] | None:
@@ -218,7 +269,9 @@ def main() -> None:
     if args.summary:
         lines = reproduce_table(args.summary.resolve())
         (args.summary / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        (args.summary / "summary.json").write_text(json.dumps(reproduce_summary(args.summary), indent=1) + "\n")
+        summary = reproduce_summary(args.summary)
+        (args.summary / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+        diversity_plot(summary, args.summary / "diversity.png")
         if (report := evolve_report(args.summary)) is not None:
             report[0].write_text(report[1], encoding="utf-8")
         print("\n".join(lines))

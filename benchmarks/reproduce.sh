@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 
 MODEL=smollm2-135m DEVICE=cpu GPUS=1 PY=${PYTHON:-.venv/bin/python}
 OUT=benchmarks/results/reproduce_v2 WORK=runs/reproduce SEEDS=0
-SFT_EXAMPLES=64 SFT_BATCH=4 SFT_LR=1e-4 SFT_DIFFICULTIES=1,2 RECOVERY_SHARE=0
+SFT_EXAMPLES=64 SFT_BATCH=4 SFT_MICRO_BATCH= SFT_LR=1e-4 TASK_KIND=mixed SFT_DIFFICULTIES=1,2 RECOVERY_SHARE=0
 GRPO_STEPS=3 GROUP_SIZE=4 TASKS_PER_STEP=4 GRPO_LR=1e-5 MAX_NEW_TOKENS=48 MAX_TURNS=4
 EVAL_EPISODES=100 NULL_POLICIES=oracle
 THEME_COUNTS=0,1,4,16,64 SOURCES=flagship,catalog SCALING_EXAMPLES=64 SCALING_EPOCHS=1 SCALING_EVAL_TASKS=2 ARENA_PER_CATEGORY=1
@@ -44,6 +44,8 @@ while [[ $# -gt 0 ]]; do
     --sft-examples) SFT_EXAMPLES=$2; shift ;;
     --seeds) SEEDS=$2; shift ;;
     --sft-batch) SFT_BATCH=$2; shift ;;
+    --sft-micro-batch) SFT_MICRO_BATCH=$2; shift ;;
+    --task-kind) TASK_KIND=$2; shift ;;
     --sft-difficulties) SFT_DIFFICULTIES=$2; shift ;;
     --recovery-share) RECOVERY_SHARE=$2; shift ;;
     --grpo-steps) GRPO_STEPS=$2; shift ;;
@@ -75,6 +77,8 @@ if [[ $SMOKE == 1 ]]; then  # every stage once, at the smallest size that still 
   THEME_COUNTS=0,1 SOURCES=flagship SCALING_EXAMPLES=2 SCALING_EVAL_TASKS=1 ROUNDS=1 EVOLVE_TRAIN_TASKS=2 EVOLVE_STEPS=1
 fi
 
+# on a CPU one dialogue per forward pass is fastest (no padding); on a GPU the whole batch at once
+[[ -z $SFT_MICRO_BATCH ]] && { [[ $DEVICE == cpu ]] && SFT_MICRO_BATCH=1 || SFT_MICRO_BATCH=0; }
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1} OMP_NUM_THREADS=$THREADS
 [[ $DEVICE == cpu ]] && export CUDA_VISIBLE_DEVICES=""  # keep every stage (the bench ones pick cuda when they see it) on the CPU
 mkdir -p "$OUT" "$WORK"
@@ -102,11 +106,12 @@ stage() {
 # it, and both checkpoints on the held-out suite (the same tasks for every seed)
 for s in ${SEEDS//,/ }; do
   stage "sft_s$s" "$WORK/sft-s$s/final/config.json" "${AW[@]}" train sft --model "$MODEL" --out-dir "$WORK/sft-s$s" \
-    --n-examples "$SFT_EXAMPLES" --batch-size "$SFT_BATCH" --lr "$SFT_LR" --difficulties "$SFT_DIFFICULTIES" \
+    --n-examples "$SFT_EXAMPLES" --batch-size "$SFT_BATCH" --micro-batch "$SFT_MICRO_BATCH" --lr "$SFT_LR" \
+    --task-kind "$TASK_KIND" --difficulties "$SFT_DIFFICULTIES" \
     --recovery-share "$RECOVERY_SHARE" --save-every 4 --seed "$s" --device "$DEVICE" --no-progress
   stage "grpo_s$s" "$WORK/grpo-s$s/final/config.json" "${LAUNCH[@]}" train grpo --model "$WORK/sft-s$s/final" --out-dir "$WORK/grpo-s$s" \
     --steps "$GRPO_STEPS" --group-size "$GROUP_SIZE" --tasks-per-step "$TASKS_PER_STEP" --lr "$GRPO_LR" --kl-coef 0.01 \
-    --max-new-tokens "$MAX_NEW_TOKENS" --max-turns "$MAX_TURNS" --save-every 1 --difficulties 1,2 --seed "$s" --device "$DEVICE" --no-progress
+    --max-new-tokens "$MAX_NEW_TOKENS" --max-turns "$MAX_TURNS" --save-every 1 --difficulties 1,2 --task-kind "$TASK_KIND" --seed "$s" --device "$DEVICE" --no-progress
   for run in "sft:$WORK/sft-s$s/final" "sft_grpo:$WORK/grpo-s$s/final"; do
     stage "eval_${run%%:*}_s$s" "$OUT/heldout_${run%%:*}_s$s.json" "${AW[@]}" bench --suite heldout --policy "hf:${run#*:}" \
       "${EPISODES[@]}" --device "$DEVICE" --out "$OUT/heldout_${run%%:*}_s$s"

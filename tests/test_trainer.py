@@ -241,3 +241,50 @@ def test_recovery_examples_show_the_error_and_train_only_the_recovery(tiny, task
         assert trained == tok.decode([i for i, m in zip(pids, pmask, strict=True) if m])  # same targets: the gold calls
     dialogue = oracle_dialogue(tasks[0], detour={"name": "lookup_account", "arguments": {}})
     assert dialogue[2]["content"].startswith('{"name": "lookup_account"') and dialogue[-1]["role"] == "assistant"
+
+
+# --------------------------------------------------------------------------------------------
+# SFT micro-batches and task kinds
+
+
+def test_sft_micro_batches_give_the_full_batch_gradient(tiny, tasks):
+    from agentworld_gym.policies.llm import ChatEncoder, load_model
+    from agentworld_gym.train.sft import accumulate_masked_lm_loss, make_examples, masked_lm_loss
+
+    model, tok = load_model(tiny, "cpu")
+    batch = make_examples(ChatEncoder(tok), tasks, max_seq_len=4096)
+    assert len({len(ids) for ids, _ in batch}) > 1  # unequal lengths: padding differs between the two ways
+
+    def grads(micro_batch):
+        model.zero_grad(set_to_none=True)
+        if micro_batch is None:
+            loss = masked_lm_loss(model, batch, tok.pad_token_id)
+            loss.backward()
+            loss = loss.item()
+        else:
+            loss = accumulate_masked_lm_loss(model, batch, tok.pad_token_id, micro_batch)
+        return loss, torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+
+    full_loss, full = grads(None)
+    for micro_batch in (1, 3):
+        loss, g = grads(micro_batch)
+        assert loss == pytest.approx(full_loss, rel=1e-5)
+        assert torch.allclose(g, full, atol=1e-6)
+    # a chunk-averaged mean (each example weighted equally) would differ: the check can fail
+    model.zero_grad(set_to_none=True)
+    sum(masked_lm_loss(model, [ex], tok.pad_token_id) for ex in batch).backward()
+    chunk_mean = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]) / len(batch)
+    assert not torch.allclose(chunk_mean, full, atol=1e-6)
+
+
+def test_task_kind_picks_the_kind_of_synthesized_training_tasks():
+    import numpy as np
+
+    from agentworld_gym.errors import ConfigError
+    from agentworld_gym.train.common import SynthesizedTasks
+
+    tasks = SynthesizedTasks(["finance"], (1, 2), "programmatic").sample_tasks(4, np.random.default_rng(0))
+    assert {t.kind for t in tasks} == {"programmatic"}
+    assert {t.kind for t in SynthesizedTasks(["finance"], (1,)).sample_tasks(4, np.random.default_rng(0))} == {"graph"}
+    with pytest.raises(ConfigError, match="task kind"):
+        SynthesizedTasks(["finance"], (1,), "graf")

@@ -44,6 +44,10 @@ class SynthesizedTasks:
     """Tasks synthesized on demand: a uniform theme, then a uniform difficulty, then a task seed."""
 
     def __init__(self, themes: Sequence[str] | None = None, difficulties: Sequence[int] = (1, 2), kind: str = "graph"):
+        from ..synthesis import KINDS
+
+        if kind not in KINDS:
+            raise ConfigError(f"Expected a task kind in {KINDS}, got {kind!r}.")
         self.themes = training_themes(themes)
         self.difficulties = tuple(difficulties)
         self.kind = kind
@@ -100,7 +104,7 @@ class SamplerTasks:
             self.env.schedule_for(task.theme).update(success)
 
 
-def task_source(tasks=None, sampler=None, themes=None, difficulties=(1, 2)):
+def task_source(tasks=None, sampler=None, themes=None, difficulties=(1, 2), kind="graph"):
     """The trainer's task source: a sampler object, a TaskSampler-wrapped env, a task list, or synthesis."""
     if sampler is not None and not hasattr(sampler, "sample_tasks") and hasattr(sampler, "schedule_for"):
         return SamplerTasks(sampler)
@@ -110,7 +114,7 @@ def task_source(tasks=None, sampler=None, themes=None, difficulties=(1, 2)):
         return sampler
     if tasks is not None:
         return TaskList(tasks)
-    return SynthesizedTasks(themes, difficulties)
+    return SynthesizedTasks(themes, difficulties, kind)
 
 
 # --------------------------------------------------------------------------------------------

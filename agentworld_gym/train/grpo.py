@@ -41,6 +41,8 @@ class GRPOConfig:
     """when neither tasks nor sampler: synthesize from these themes (None: flagships minus held-out)"""
     difficulties: tuple[int, ...] = (1, 2)
     """difficulty levels of the synthesized tasks"""
+    task_kind: str = "graph"
+    """kind of the synthesized tasks: graph, programmatic or mixed (the held-out suite's mix)"""
     steps: int = 10
     """GRPO steps (rollout batch + update)"""
     group_size: int = 8
@@ -275,7 +277,7 @@ def train_grpo(cfg: GRPOConfig) -> str:
     rank = accel.process_index if accel is not None else 0
     is_main = accel is None or accel.is_main_process
     device = str(accel.device) if accel is not None else common.device_of(cfg.device)
-    source = common.task_source(cfg.tasks, cfg.sampler, cfg.themes, cfg.difficulties)
+    source = common.task_source(cfg.tasks, cfg.sampler, cfg.themes, cfg.difficulties, cfg.task_kind)
     resume_from = common.latest_checkpoint(out) if cfg.resume else None
     common.seed_everything(cfg.seed + rank)
     model, tok = common.load_start_model(cfg.model, resume_from, cfg.lora, cfg.lora_r, device)

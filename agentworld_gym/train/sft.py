@@ -32,12 +32,17 @@ class SFTConfig:
     """theme ids; None: every flagship minus the held-out suite's themes"""
     difficulties: tuple[int, ...] = (1, 2)
     """difficulty levels of the synthesized tasks"""
+    task_kind: str = "graph"
+    """kind of the synthesized tasks: graph, programmatic or mixed (the held-out suite's mix)"""
     n_examples: int = 256
     """trajectories made (ignored when `tasks` is given: one per task)"""
     epochs: int = 1
     """passes over the examples"""
     batch_size: int = 8
     """examples per optimizer step"""
+    micro_batch: int = 0
+    """examples per forward/backward pass (0: the whole batch); the gradient is the same, memory is lower, and on
+    CPU batch 1 skips the padding"""
     lr: float = 5e-5
     """AdamW learning rate"""
     weight_decay: float = 0.0
@@ -130,8 +135,8 @@ def make_examples(encoder, tasks: list[Task], max_seq_len: int, max_turns: int =
     return out
 
 
-def masked_lm_loss(model, batch: list[tuple[list[int], list[int]]], pad_id: int):
-    """Mean cross-entropy over assistant tokens of a right-padded batch."""
+def masked_lm_loss(model, batch: list[tuple[list[int], list[int]]], pad_id: int, reduction: str = "mean"):
+    """Cross-entropy over assistant tokens of a right-padded batch (mean, or sum with reduction="sum")."""
     import torch
 
     width = max(len(ids) for ids, _ in batch)
@@ -145,7 +150,28 @@ def masked_lm_loss(model, batch: list[tuple[list[int], list[int]]], pad_id: int)
         labels[i, : len(x)] = torch.where(torch.tensor(m, dtype=torch.bool), torch.tensor(x), torch.tensor(-100))
     logits = model(input_ids=ids.to(device), attention_mask=attn.to(device)).logits[:, :-1].float()
     targets = labels[:, 1:].to(device)
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100,
+                                             reduction=reduction)
+
+
+def accumulate_masked_lm_loss(model, batch: list[tuple[list[int], list[int]]], pad_id: int, micro_batch: int) -> float:
+    """Backpropagate the batch's mean assistant-token loss in chunks of `micro_batch` examples; returns the loss.
+
+    Each chunk's summed loss is divided by the whole batch's target count, so the accumulated gradient is
+    the one a single pass over the batch would give (token-weighted, not chunk-averaged)."""
+    def n_targets(examples):  # the loss predicts token t+1 from t: the first token is never a target
+        return sum(sum(m[1:]) for _, m in examples)
+
+    total_targets, size = n_targets(batch), micro_batch or len(batch)
+    loss = 0.0
+    for i in range(0, len(batch), size):
+        chunk = batch[i:i + size]
+        if n_targets(chunk) == 0:  # nothing to learn here (and a 0/0 mean would be NaN)
+            continue
+        part = masked_lm_loss(model, chunk, pad_id, reduction="sum") / total_targets
+        part.backward()
+        loss += part.item()
+    return loss
 
 
 def train_sft(cfg: SFTConfig) -> str:
@@ -167,7 +193,7 @@ def train_sft(cfg: SFTConfig) -> str:
     examples = cfg.examples
     if not examples:
         rng = np.random.default_rng([cfg.seed, 1])
-        tasks = cfg.tasks if cfg.tasks is not None else common.SynthesizedTasks(cfg.themes, cfg.difficulties).sample_tasks(cfg.n_examples, rng)
+        tasks = cfg.tasks if cfg.tasks is not None else common.SynthesizedTasks(cfg.themes, cfg.difficulties, cfg.task_kind).sample_tasks(cfg.n_examples, rng)
         t0 = time.time()
         examples = make_examples(encoder, list(tasks), cfg.max_seq_len, cfg.max_turns, cfg.recovery_share, cfg.seed)
         log.info("%d SFT examples in %.1fs", len(examples), time.time() - t0)
@@ -195,14 +221,13 @@ def train_sft(cfg: SFTConfig) -> str:
         order = np.random.default_rng([cfg.seed, 2, epoch]).permutation(len(examples))  # same order after resume
         batch = [examples[i] for i in order[k * cfg.batch_size:(k + 1) * cfg.batch_size]]
         t0 = time.time()
-        loss = masked_lm_loss(model, batch, tok.pad_token_id)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        loss = accumulate_masked_lm_loss(model, batch, tok.pad_token_id, cfg.micro_batch)
         grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
         opt.step()
         step += 1
         n_tok = sum(len(x) for x, _ in batch)
-        row = {"step": step, "epoch": epoch, "loss": loss.item(), "grad_norm": float(grad_norm), "tokens": n_tok,
+        row = {"step": step, "epoch": epoch, "loss": loss, "grad_norm": float(grad_norm), "tokens": n_tok,
                "assistant_tokens": sum(sum(m) for _, m in batch), "tokens_per_s": n_tok / max(time.time() - t0, 1e-9)}
         metrics.write(row)
         bar.update(1)

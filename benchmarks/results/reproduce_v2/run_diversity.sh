@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 16 item 2 at this machine's scale: environment-diversity scaling at a fixed SFT budget.
+# Each N:SEED trains SmolLM2-135M with the recipe of run_seeds.sh's SFT stage (64 oracle dialogues, batch 4 in
+# micro-batches of 1 (the same gradient), lr 1e-4, levels 1-3, recovery share 0.33, graph tasks) on the first N
+# themes of a permutation (seeded by SEED) of the pool's catalog + Toucan themes outside the held-out suite, so a
+# seed's theme sets are nested (1 in 4 in 16 ...). Each model is evaluated on the same 100 held-out tasks as
+# run_seeds.sh (bench seed 0) -> heldout_div<N>_s<SEED>.json. Resumable: a finished stage is skipped and SFT
+# resumes from its last checkpoint (every 4 steps). Wall times go to wall_times.tsv.
+#   run_diversity.sh 1:0 256:0 16:0 ...   (one after another; start two of these for two lanes)
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+R=benchmarks/results/reproduce_v2 W=runs/v2 PY=.venv/bin/python AW=(.venv/bin/python -m agentworld_gym.cli)
+export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=${THREADS:-1} CUDA_VISIBLE_DEVICES=""
+mkdir -p $R/logs $W
+stage() {  # stage OUTPUT COMMAND...
+  local out=$1; shift
+  [[ -e $out ]] && return 0
+  local t=$SECONDS; local log=${out//\//_}; "$@" > "$R/logs/${log}.log" 2>&1; local rc=$?
+  printf '%s\t%s\trc=%s\t%s\n' "$out" "$((SECONDS - t))" "$rc" "$*" >> $R/wall_times.tsv
+  return $rc
+}
+themes() {  # themes N SEED: the first N of the seeded permutation
+  $PY - "$1" "$2" <<'PY'
+import sys
+import numpy as np
+from agentworld_gym import envs
+from agentworld_gym.bench import heldout_themes
+held = set(heldout_themes())
+pool = sorted(t for s in ("catalog", "toucan") for t in envs.theme_ids(source=s) if t not in held)
+n, seed = int(sys.argv[1]), int(sys.argv[2])
+print(",".join(pool[i] for i in np.random.default_rng([seed, 16]).permutation(len(pool))[:n]))
+PY
+}
+for point in "$@"; do
+  n=${point%%:*} s=${point#*:} dir=$W/div$n-s$s
+  stage $dir/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $dir --themes "$(themes "$n" "$s")" \
+    --n-examples 64 --batch-size 4 --micro-batch 1 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --task-kind graph \
+    --save-every 4 --seed "$s" --device cpu --no-progress &&
+  stage $R/heldout_div${n}_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$dir/final --episodes 100 \
+    --out $R/heldout_div${n}_s$s
+done
