@@ -9,16 +9,7 @@
 #   run_diversity.sh 1:0 256:0 16:0 ...   (one after another; start two of these for two lanes)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-R=benchmarks/results/reproduce_v2 W=runs/v2 PY=.venv/bin/python AW=(.venv/bin/python -m agentworld_gym.cli)
-export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=${THREADS:-1} CUDA_VISIBLE_DEVICES=""
-mkdir -p $R/logs $W
-stage() {  # stage OUTPUT COMMAND...
-  local out=$1; shift
-  [[ -e $out ]] && return 0
-  local t=$SECONDS; local log=${out//\//_}; "$@" > "$R/logs/${log}.log" 2>&1; local rc=$?
-  printf '%s\t%s\trc=%s\t%s\n' "$out" "$((SECONDS - t))" "$rc" "$*" >> $R/wall_times.tsv
-  return $rc
-}
+source benchmarks/results/reproduce_v2/common.sh
 themes() {  # themes N SEED: the first N of the seeded permutation
   $PY - "$1" "$2" <<'PY'
 import sys

@@ -4,17 +4,7 @@
 # beside the untrained model (40 tasks) and the null baselines. Resumable: a stage whose output exists is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-R=benchmarks/results/reproduce_v2 W=runs/v2 AW=(.venv/bin/python -m agentworld_gym.cli)
-export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 CUDA_VISIBLE_DEVICES=""
-mkdir -p $R $W
-stage() {  # stage OUTPUT COMMAND...
-  local out=$1; shift
-  [[ -e $out ]] && return 0
-  local t=$SECONDS; local log=${out//\//_}; "$@" > "$R/logs/${log}.log" 2>&1; local rc=$?
-  printf '%s\t%s\trc=%s\t%s\n' "$out" "$((SECONDS - t))" "$rc" "$*" >> $R/wall_times.tsv
-  return $rc
-}
-mkdir -p $R/logs
+source benchmarks/results/reproduce_v2/common.sh
 seed() {
   local s=$1
   stage $W/sft-s$s/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $W/sft-s$s --n-examples 64 \
