@@ -127,7 +127,7 @@ def reproduce_summary(folder: Path) -> dict:
 
     stages = {name: stage_summary(runs) for name, runs in stage_results(folder).items()}
     differences = []
-    diversity = sorted((n for n in map(_diversity, stages) if n is not None))
+    diversity = sorted(n for n in map(_diversity, stages) if n is not None)
     pairs = [("sft", "base"), ("sft_grpo", "sft"), ("sft_grpo", "base")]
     if len(diversity) > 1:  # the scaling question: most vs fewest training themes at the same budget
         pairs.append((f"div{diversity[-1]}", f"div{diversity[0]}"))
@@ -214,8 +214,8 @@ def diversity_plot(summary: dict, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(5, 3.2))
     x = [n for n, _ in points]
     mean = [100 * a["mean"] for _, a in points]
-    lo = [m - 100 * a["ci95_pooled"][0] for m, (_, a) in zip(mean, points)]
-    hi = [100 * a["ci95_pooled"][1] - m for m, (_, a) in zip(mean, points)]
+    lo = [100 * (a["mean"] - a["ci95_pooled"][0]) for _, a in points]
+    hi = [100 * (a["ci95_pooled"][1] - a["mean"]) for _, a in points]
     ax.errorbar(x, mean, yerr=[lo, hi], marker="o", capsize=3, label="SFT, mean over seeds [pooled 95%]")
     null = max((a["best_null"] for _, a in points if a.get("best_null")), key=lambda b: b["success"], default=None)
     if null:
