@@ -340,6 +340,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     cond_text = f" that have {cond}" if cond else ""
     answer_type = "number"
     idtext = humanize(idf)
+    field = W.field_name(target) if target is not None else None  # as a user names it: "duration in minutes"
     requests: list[str] = []
     early = None  # the answer, worked out from the records before the program is written and run
     if op == "count":
@@ -351,9 +352,9 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     elif op == "sum":
         plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
         early = round(sum(r[target] for r in matched), 2)
-        total = W.field_name(target) if W.field_name(target).startswith(("total", "sum")) else f"total {W.field_name(target)}"
-        if W.is_plural(W.field_name(target)) and not W.field_name(target).startswith(("total", "sum")):
-            question = f"How many {W.field_name(target)} do {subject}{cond_text} have in total?"
+        total = field if field.startswith(("total", "sum")) else f"total {field}"
+        if W.is_plural(field) and not field.startswith(("total", "sum")):
+            question = f"How many {field} do {subject}{cond_text} have in total?"
         else:  # "What are the total minutes of ..." (a plural total agrees with its verb)
             question = f"What {'are' if W.is_plural(total) else 'is'} the {total} of {subject}{cond_text}?"
     elif op in ("argmax", "argmin"):
@@ -363,8 +364,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         fn = "max" if op == "argmax" else "min"
         plan.lines.append(f"    return {fn}(matched, key=lambda r: r[{target!r}])[{idf!r}]")
         early = (max if op == "argmax" else min)(matched, key=lambda r: r[target])[idf]
-        which = ("most" if op == "argmax" else "fewest") if W.is_plural(W.field_name(target)) else ("highest" if op == "argmax" else "lowest")
-        question = f"Among {subject}{cond_text}, which has the {which} {W.field_name(target)}? Answer with its {idtext}."
+        which = ("most" if op == "argmax" else "fewest") if W.is_plural(field) else ("highest" if op == "argmax" else "lowest")
+        question = f"Among {subject}{cond_text}, which has the {which} {field}? Answer with its {idtext}."
         answer_type = "text"
     elif op == "top":
         k = min(len(matched) - 1, int(rng.integers(2, 4)))
@@ -373,8 +374,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             return None
         plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
         early = [W.show(r[idf]) if not isinstance(r[idf], str) else r[idf] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
-        most = "most" if W.is_plural(W.field_name(target)) else "highest"
-        question = f"Which {k} of {subject}{cond_text} have the {most} {W.field_name(target)}? Answer with their {W.plural(idtext)}."
+        most = "most" if W.is_plural(field) else "highest"
+        question = f"Which {k} of {subject}{cond_text} have the {most} {field}? Answer with their {W.plural(idtext)}."
         answer_type = "set"
     else:
         extra = "".join(f", {p}={v!r}" for p, v in wargs.items())
