@@ -87,6 +87,9 @@ class Args:
     """training seeds, comma-separated (default: --seed): every configuration and evolve arm runs once per seed"""
     out: str = "benchmarks/results/arena_scaling"
     work: str = "runs/arena_scaling"
+    evolve_from: str = ""
+    """start the evolve rounds from these checkpoints instead of the scaling stage's largest N: a path with
+    {seed} for the training seed, e.g. runs/v2/div16-s{seed}/final"""
     skip_evolution: bool = False
     skip_scaling: bool = False
     """only merge the configurations already run (e.g. in parallel processes) and run the evolution"""
@@ -266,23 +269,30 @@ def main(argv=None) -> int:
     # ---------------------------------------------------------------- 2. evolution rounds, targeted vs untargeted
     evo = json.loads((out / "evolution.json").read_text()) if (out / "evolution.json").exists() else None
     start_n = max(counts)
-    if not args.skip_evolution and all(s in per_seed.get(start_n, {}) for s in seeds):
-        evo = run_evolution(args, arena, {s: per_seed[start_n][s]["checkpoint"] for s in seeds}, start_n, difficulties, train_opts)
+    if args.evolve_from:
+        start, inits = f"checkpoint {args.evolve_from} of each seed", {s: args.evolve_from.format(seed=s) for s in seeds}
+    elif all(s in per_seed.get(start_n, {}) for s in seeds):
+        start, inits = f"N={start_n} checkpoint of each seed", {s: per_seed[start_n][s]["checkpoint"] for s in seeds}
+    else:
+        start, inits = None, None
+    if not args.skip_evolution and inits:
+        evo = run_evolution(args, arena, inits, start, difficulties, train_opts)
         (out / "evolution.json").write_text(json.dumps(evo, indent=1))
         from agentworld_gym.arena.report import build_evolution_report
 
         build_evolution_report(evo, out / "evolve_report.html")
-    missing = not args.skip_evolution and evo is None
+    missing = not args.skip_evolution and inits is None
     if missing:
-        print(f"evolution needs the N={start_n} configuration of every seed {seeds}; run the scaling stage first", file=sys.stderr)
+        print(f"evolution needs the N={start_n} configuration of every seed {seeds}; run the scaling stage first "
+              "or give --evolve-from", file=sys.stderr)
 
     write_tables(out, results, evo)
     plot(out, results, evo)
     return 1 if missing else 0
 
 
-def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], start_n: int, difficulties, train_opts: dict) -> dict:
-    """Every (arm, seed) evolve run from its seed's N=start_n checkpoint (each resumes on its own); their per-round rows,
+def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], start: str, difficulties, train_opts: dict) -> dict:
+    """Every (arm, seed) evolve run from its seed's checkpoint in `inits` (each resumes on its own); their per-round rows,
     the per-round aggregate over seeds, the targeted-minus-untargeted difference and the weaknesses that moved."""
     from agentworld_gym.arena.evolve import Evolution, EvolveConfig
     from agentworld_gym.arena.records import load_records
@@ -320,7 +330,7 @@ def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], st
                     if (run_dir / f"round_{r}" / file).exists():
                         shutil.copy(run_dir / f"round_{r}" / file, copy / f"round_{r}_{file}")
             build_report(run_dir, copy / "report.html")
-    return {"start": f"N={start_n} checkpoint of each seed", "method": args.evolve_method, "arms": arms, "seeds": list(inits),
+    return {"start": start, "method": args.evolve_method, "arms": arms, "seeds": list(inits),
             "train_tasks_per_round": args.evolve_train_tasks, "seconds": round(time.perf_counter() - t0, 1), "paper": PAPER["evolution"],
             "runs": runs, **summarize_evolution(runs, arms, list(inits), args.rounds)}
 

@@ -85,3 +85,22 @@ def test_scaling_configs_of_every_seed_are_merged(tmp_path):
     assert sorted(per_seed) == [0, 4] and sorted(per_seed[4]) == [0, 1] and list(per_seed[0]) == [7]
     agg = mod.aggregate(list(per_seed[4].values()))
     assert agg["mean"] == pytest.approx(0.3) and agg["n"] == 20 and agg["failures"] == {"truncated": 6}
+
+
+def test_evolve_from_given_checkpoints_needs_no_scaling_stage(tiny, tmp_path):
+    pytest.importorskip("torch")
+    out, work = tmp_path / "out", tmp_path / "work"
+    argv = ["--model", f"hf:{tiny}", "--theme-counts", "4", "--skip-scaling", "--eval-tasks", "1", "--n-arena", "2",
+            "--arena-per-category", "100", "--rounds", "1", "--evolve-arms", "untargeted", "--evolve-train-tasks", "2",
+            "--evolve-steps", "1", "--evolve-group-size", "2", "--evolve-tasks-per-step", "1", "--max-new-tokens", "4",
+            "--max-turns", "2", "--seeds", "5", "--out", str(out), "--work", str(work)]
+    main = load_script().main
+    assert main(argv) == 1  # no N=4 configuration was run, and no --evolve-from: the error says so
+    assert not (out / "evolution.json").exists()
+    (tmp_path / "sft-s5").symlink_to(tiny, target_is_directory=True)  # one checkpoint per training seed
+    template = str(tmp_path / "sft-s{seed}")
+    assert main([*argv, "--evolve-from", template]) == 0
+    evo = json.loads((out / "evolution.json").read_text())
+    assert evo["start"] == f"checkpoint {template} of each seed" and evo["arms"] == ["untargeted"]
+    state = json.loads((work / "evolve" / "untargeted_s5" / "state.json").read_text())
+    assert state["config"]["init"] == str(tmp_path / "sft-s5") and [r["round"] for r in evo["runs"]["untargeted_s5"]] == [0, 1]
