@@ -81,6 +81,8 @@ class Args:
     evolve_tasks_per_step: int = 4
     evolve_lr: float = 1e-5
     """grpo rounds: learning rate"""
+    evolve_micro_batch: int = 8
+    """grpo rounds: trajectories per forward/backward pass (memory only: the gradient is the same)"""
     seed: int = 0
     """arena split and arena tasks (the same for every training seed)"""
     seeds: str = ""
@@ -302,7 +304,7 @@ def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], st
     arms = [a for a in args.evolve_arms.split(",") if a]
     if args.evolve_method == "grpo":
         options = {"steps": args.evolve_steps, "group_size": args.evolve_group_size, "tasks_per_step": args.evolve_tasks_per_step,
-                   "lr": args.evolve_lr, "max_turns": args.max_turns, "save_every": 1, "max_new_tokens": args.max_new_tokens}
+                   "lr": args.evolve_lr, "micro_batch": args.evolve_micro_batch, "max_turns": args.max_turns, "save_every": 1, "max_new_tokens": args.max_new_tokens}
     else:
         options = {**train_opts, "epochs": args.evolve_epochs, "max_new_tokens": args.max_new_tokens}
     runs: dict[str, list[dict]] = {}

@@ -3,8 +3,9 @@
 # Each SEED:ARM starts from the 16-theme SFT checkpoint of run_diversity.sh's seed SEED (runs/v2/div16-s<SEED>,
 # 5.7% on the held-out suite) and runs 2 rounds of evaluate -> diagnose -> target -> GRPO on an arena of 20 themes
 # (one per category of the flagship + catalog pool, none of them or their siblings trained on), 2 fresh level-1 tasks
-# each (40 per round, the same for every seed and arm). A round's GRPO budget: 4 tasks (3 from the diagnosis, or
-# uniform over the arena cells in the untargeted arm, + 1 replay), 2 steps of 2 tasks x 4 samples, lr 5e-5.
+# each (40 per round, the same for every seed and arm). A round's GRPO budget: 8 tasks (6 from the diagnosis, or
+# uniform over the arena cells in the untargeted arm, + 2 replay), 2 steps of 4 tasks x 4 samples, lr 2e-5,
+# micro-batches of 2 (two lanes of micro-batch 8 ran this 24 GiB machine out of memory).
 # Resumable per step; with no arguments it only merges the finished runs into arena/evolution.json and README.
 #   run_evolve.sh 0:targeted 0:untargeted ...   (one after another; start two of these for two lanes)
 set -uo pipefail
@@ -13,8 +14,8 @@ source benchmarks/results/reproduce_v2/common.sh
 evolve() {  # evolve SEEDS ARMS
   "$PY" benchmarks/arena_scaling.py --model smollm2-135m --device cpu --threads "${THREADS:-1}" --sources flagship,catalog \
     --arena-per-category 1 --theme-counts 16 --skip-scaling --evolve-from "$W/div16-s{seed}/final" --difficulties 1 \
-    --eval-tasks 2 --max-turns 4 --max-new-tokens 48 --rounds 2 --evolve-method grpo --evolve-train-tasks 4 \
-    --evolve-steps 2 --evolve-group-size 4 --evolve-tasks-per-step 2 --evolve-lr 5e-5 --seed 0 --seeds "$1" \
+    --eval-tasks 2 --max-turns 4 --max-new-tokens 48 --rounds 2 --evolve-method grpo --evolve-train-tasks 8 \
+    --evolve-steps 2 --evolve-group-size 4 --evolve-tasks-per-step 4 --evolve-lr 2e-5 --evolve-micro-batch 2 --seed 0 --seeds "$1" \
     --evolve-arms "$2" --out $R/arena --work $W/arena
 }
 for point in "$@"; do
