@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -28,6 +29,7 @@ START, END = "<!-- suite-tables:start -->", "<!-- suite-tables:end -->"
 REPRODUCE_START, REPRODUCE_END = "<!-- reproduce-tables:start -->", "<!-- reproduce-tables:end -->"
 REPRODUCE = RESULTS / "reproduce_v2"
 STAGES = {"base": "untrained", "sft": "SFT", "sft_grpo": "SFT + GRPO"}
+BUDGET = 64  # SFT dialogues of the diversity sweep (run_diversity.sh)
 
 
 def pct(x: float) -> str:
@@ -131,6 +133,8 @@ def reproduce_summary(folder: Path) -> dict:
     pairs = [("sft", "base"), ("sft_grpo", "sft"), ("sft_grpo", "base")]
     if len(diversity) > 1:  # the scaling question: most vs fewest training themes at the same budget
         pairs.append((f"div{diversity[-1]}", f"div{diversity[0]}"))
+    # the budget question: more dialogues on the same themes
+    pairs += [(name, f"div{point[0]}") for name in sorted(stages) if (point := _sft_point(name)) and point[1] != BUDGET]
     for a, b in pairs:
         if a in stages and b in stages:
             d, lo, hi = diff_interval(stages[a]["successes"], stages[a]["n"], stages[b]["successes"], stages[b]["n"])
@@ -139,23 +143,32 @@ def reproduce_summary(folder: Path) -> dict:
     return {"stages": stages, "differences": differences}
 
 
+def _sft_point(name: str) -> tuple[int, int] | None:
+    """(themes, dialogues) of a run_diversity.sh stage: `div<N>` (SFT on N pool themes at the fixed budget) or
+    `div<N>e<E>` (E dialogues instead), else None."""
+    m = re.fullmatch(r"div(\d+)(?:e(\d+))?", name)
+    return (int(m[1]), int(m[2] or BUDGET)) if m else None
+
+
 def _diversity(name: str) -> int | None:
-    """N of a diversity-scaling stage `div<N>` (SFT on N pool themes, run_diversity.sh), else None."""
-    return int(name[3:]) if name.startswith("div") and name[3:].isdigit() else None
+    """N of a diversity-scaling stage (N pool themes at the fixed budget), else None."""
+    point = _sft_point(name)
+    return point[0] if point and point[1] == BUDGET else None
 
 
 def _label(name: str) -> str:
-    if (n := _diversity(name)) is not None:
-        return f"SFT, {n} pool theme{'s' * (n != 1)}"
+    if point := _sft_point(name):
+        n, e = point
+        return f"SFT, {n} pool theme{'s' * (n != 1)}" + (f", {e} dialogues" if e != BUDGET else "")
     return STAGES.get(name, name.removeprefix("null_") + " (reference)")
 
 
 def _stage_order(name: str) -> tuple:
-    """Trained stages, then the diversity points by N, then the reference policies."""
+    """Trained stages, then the diversity points by N (and budget), then the reference policies."""
     if name in STAGES:
-        return (list(STAGES).index(name), 0, name)
-    n = _diversity(name)
-    return (len(STAGES) + (n is None) + name.startswith("null_"), n or 0, name)
+        return (list(STAGES).index(name), 0, 0, name)
+    point = _sft_point(name)
+    return (len(STAGES) + (point is None) + name.startswith("null_"), *(point or (0, 0)), name)
 
 
 def reproduce_table(folder: Path) -> list[str]:
@@ -223,7 +236,7 @@ def diversity_plot(summary: dict, path: Path) -> Path | None:
                    label=f"best null ({null['name']}) 95%")
     ax.set_xscale("log", base=2)
     ax.set_xticks(x, [str(n) for n in x])
-    ax.set_xlabel("training themes (fixed budget: 64 dialogues)")
+    ax.set_xlabel(f"training themes (fixed budget: {BUDGET} dialogues)")
     ax.set_ylabel("held-out success (%)")
     ax.legend(fontsize=7)
     fig.tight_layout()

@@ -6,6 +6,7 @@
 # seed's theme sets are nested (1 in 4 in 16 ...). Each model is evaluated on the same 100 held-out tasks as
 # run_seeds.sh (bench seed 0) -> heldout_div<N>_s<SEED>.json. Resumable: a finished stage is skipped and SFT
 # resumes from its last checkpoint (every 4 steps). Wall times go to wall_times.tsv.
+# N:SEED:E trains on E dialogues instead of 64 (the budget question, same themes) -> heldout_div<N>e<E>_s<SEED>.json.
 #   run_diversity.sh 1:0 256:0 16:0 ...   (one after another; start two of these for two lanes)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -23,10 +24,11 @@ print(",".join(pool[i] for i in np.random.default_rng([seed, 16]).permutation(le
 PY
 }
 for point in "$@"; do
-  n=${point%%:*} s=${point#*:} dir=$W/div$n-s$s
+  IFS=: read -r n s e <<< "$point"
+  name=div$n${e:+e$e} dir=$W/div$n${e:+e$e}-s$s
   stage $dir/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $dir --themes "$(themes "$n" "$s")" \
-    --n-examples 64 --batch-size 4 --micro-batch 1 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --task-kind graph \
+    --n-examples "${e:-64}" --batch-size 4 --micro-batch 1 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --task-kind graph \
     --save-every 4 --seed "$s" --device cpu --no-progress &&
-  stage $R/heldout_div${n}_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$dir/final --episodes 100 \
-    --out $R/heldout_div${n}_s$s
+  stage $R/heldout_${name}_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$dir/final --episodes 100 \
+    --out $R/heldout_${name}_s$s
 done
