@@ -334,7 +334,25 @@ def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], st
             build_report(run_dir, copy / "report.html")
     return {"start": start, "method": args.evolve_method, "arms": arms, "seeds": list(inits),
             "train_tasks_per_round": args.evolve_train_tasks, "seconds": round(time.perf_counter() - t0, 1), "paper": PAPER["evolution"],
-            "runs": runs, **summarize_evolution(runs, arms, list(inits), args.rounds)}
+            "runs": runs, **summarize_evolution(runs, arms, list(inits), args.rounds),
+            "null_baselines": arena_nulls(arena, args.rounds, args.eval_tasks, difficulties, args.max_turns, args.seed)}
+
+
+def arena_nulls(arena: list[str], rounds: int, per_theme: int, difficulties, max_turns: int, seed: int) -> list[dict]:
+    """Per round, the best null baseline (do-nothing, constant answers, first-id, random) on that round's arena tasks,
+    which every seed and arm plays: what success an agent gets without solving anything."""
+    from agentworld_gym.arena.evolve import arena_tasks
+    from agentworld_gym.bench import _null_policies, _play_tasks, wilson
+
+    rows = []
+    for r in range(rounds + 1):
+        tasks = arena_tasks(arena, r, per_theme, difficulties, ("graph",), seed)
+        wins = {name: sum(x["success"] for x in _play_tasks(tasks, name, seed, policy, max_turns, desc=f"arena null {name}"))
+                for name, policy in _null_policies(seed).items()}
+        best = max(wins, key=lambda name: (wins[name], name == "do-nothing"))
+        rows.append({"round": r, "n": len(tasks), "best": best, "success": round(wins[best] / len(tasks), 4),
+                     "ci95": [round(v, 4) for v in wilson(wins[best], len(tasks))], "successes": wins})
+    return rows
 
 
 def summarize_evolution(runs: dict[str, list[dict]], arms: list[str], seeds: list[int], rounds: int) -> dict:

@@ -42,6 +42,12 @@ def test_grpo_evolve_arms_run_and_resume(tiny, tmp_path):
         assert targets["task_source"] == arm and targets["n_train_tasks"] == 2
     assert [x["round"] for x in evo["ablation"]] == [0, 1] and evo["ablation"][0]["difference"] == 0.0  # same start, same tasks
     assert "targeted - untargeted" in (out / "README.md").read_text() and (out / "evolve_report.html").stat().st_size > 1000
+    nulls = evo["null_baselines"]  # every cheap strategy played on each round's arena tasks; the best one reported
+    assert [x["round"] for x in nulls] == [0, 1] and all(x["n"] == 2 for x in nulls)
+    assert {"do-nothing", "constant:1", "first-id", "random"} <= set(nulls[0]["successes"])
+    assert all(x["success"] * x["n"] == max(x["successes"].values()) for x in nulls)
+    assert "Best null baseline on the same arena tasks: round 0 " in (out / "README.md").read_text()
+    assert "Best null baseline (do-nothing" in (out / "evolve_report.html").read_text()
     state = work / "evolve" / "targeted_s3" / "state.json"
     before = (json.loads(state.read_text())["done"], (work / "evolve" / "targeted_s3" / "round_1" / "eval.jsonl").stat().st_mtime_ns)
     assert main(argv) == 0

@@ -243,6 +243,9 @@ def evolution_markdown(evo: dict) -> list[str]:
             gain = "" if r["gain_mean"] is None else f"{100 * r['gain_mean']:+.1f} pts"
             lines.append(f"| {arm} | {r['round']} | {pct(r['mean'])} | {', '.join(f'{100 * v:.1f}' for v in r['per_seed'])} | "
                          f"{interval(r['ci95_pooled'])} (n={r['n']}) | {gain} | {moved_text(r['weaknesses_moved'])} |")
+    if evo.get("null_baselines"):
+        lines += ["", "Best null baseline on the same arena tasks: " + "; ".join(
+            f"round {x['round']} {pct(x['success'])} {x['best']} {interval(x['ci95'])} (n={x['n']})" for x in evo["null_baselines"]) + "."]
     if evo["ablation"]:
         lines += ["", "| round | targeted | untargeted | targeted - untargeted [95%] | beyond the noise |", "|---:|---:|---:|---|---|"]
         for x in evo["ablation"]:
@@ -275,6 +278,10 @@ def build_evolution_report(evo: dict, out: str | Path) -> Path:
                         f"<td>{', '.join(_pct(v) for v in r['per_seed'])}</td><td>{interval(r['ci95_pooled'])}</td><td>{r['n']}</td>"
                         f"<td>{gain}</td></tr>")
     body.append("</table>")
+    if evo.get("null_baselines"):
+        body.append("<p>Best null baseline (do-nothing, constant answers, first-id, random) on the same arena tasks: " + "; ".join(
+            f"round {x['round']}: {_pct(x['success'])} {_esc(x['best'])} {interval(x['ci95'])} (n={x['n']})" for x in evo["null_baselines"])
+            + ".</p>")
     series = {arm: [(r["round"], r["mean"]) for r in rows] for arm, rows in evo["rounds"].items()}
     series.update({f"{arm} 95% lo": [(r["round"], r["ci95_pooled"][0]) for r in rows] for arm, rows in evo["rounds"].items()})
     series.update({f"{arm} 95% hi": [(r["round"], r["ci95_pooled"][1]) for r in rows] for arm, rows in evo["rounds"].items()})
