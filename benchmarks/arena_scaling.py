@@ -72,7 +72,8 @@ class Args:
     evolve_method: str = "grpo"
     """how evolve rounds train: grpo (the paper's loop) or sft (oracle trajectories of the tasks)"""
     evolve_arms: str = "targeted,untargeted"
-    """targeted (from the diagnosis) and/or untargeted (the ablation: as many tasks, uniform over the same cells)"""
+    """targeted (from the diagnosis), untargeted (the ablation: as many tasks, uniform over the same cells) and/or
+    frozen (the control: the start checkpoint, never trained, on every round's fresh arena tasks)"""
     evolve_epochs: int = 2
     """sft rounds: epochs over the round's tasks"""
     evolve_steps: int = 4
@@ -313,6 +314,9 @@ def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], st
         for arm in arms:
             name = f"{arm}_s{seed}"
             run_dir = work / "evolve" / name
+            if arm == "frozen":
+                runs[name] = frozen_run(args, arena, inits[seed], seed, difficulties, run_dir)
+                continue
             cfg = EvolveConfig(out=str(run_dir), rounds=args.rounds, policy=args.model, init=inits[seed], arena_themes=tuple(arena),
                                eval_tasks_per_theme=args.eval_tasks, train_tasks=args.evolve_train_tasks, difficulties=difficulties,
                                max_turns=args.max_turns, seed=seed, eval_seed=args.seed, method=args.evolve_method, task_source=arm,
@@ -355,6 +359,33 @@ def arena_nulls(arena: list[str], rounds: int, per_theme: int, difficulties, max
     return rows
 
 
+def frozen_run(args: Args, arena: list[str], init: str | None, seed: int, difficulties, run_dir: Path) -> list[dict]:
+    """The control arm: the start checkpoint on each round's arena tasks, played as an evolve run plays them (so round 0
+    equals the trained arms' round 0). Rounds differ only in their fresh tasks, so this is how much success moves with
+    the tasks alone."""
+    from agentworld_gym.arena.evolve import arena_tasks
+    from agentworld_gym.arena.learner import make_learner
+    from agentworld_gym.arena.records import load_records, play, save_records
+    from agentworld_gym.bench import wilson
+
+    learner = make_learner(args.model, seed=seed, device=args.device, exclude_themes=arena, max_new_tokens=args.max_new_tokens)
+    rows = []
+    for r in range(args.rounds + 1):
+        path = run_dir / f"round_{r}.jsonl"
+        if not path.exists():  # resume: a round already played is read back
+            tasks = arena_tasks(arena, r, args.eval_tasks, difficulties, ("graph",), args.seed)
+            save_records(play(tasks, learner.policy_for(init), policy=learner.name, round=r, max_turns=args.max_turns,
+                              seed=args.seed + r * 1000), path)
+        records = load_records(path)
+        wins = sum(bool(x["success"]) for x in records)
+        rows.append({"round": r, "success": wins / len(records), "n": len(records), "successes": wins,
+                     "ci95": [round(v, 4) for v in wilson(wins, len(records))],
+                     "gain": None if r == 0 else round((wins - rows[-1]["successes"]) / len(records), 4), "weaknesses_moved": [],
+                     **{k: v for k, v in capability(records).items() if k not in ("n", "success")},
+                     "train_seconds": None, "train_skipped": "frozen: the control arm is never trained"})
+    return rows
+
+
 def summarize_evolution(runs: dict[str, list[dict]], arms: list[str], seeds: list[int], rounds: int) -> dict:
     """Per arm and round: success over seeds (mean, per seed, pooled interval), the mean gain and the pooled
     moves of the previous round's diagnosed weak cells; per round: targeted minus untargeted with its interval."""
@@ -383,13 +414,17 @@ def summarize_evolution(runs: dict[str, list[dict]], arms: list[str], seeds: lis
                                                "delta": round(a[2] / a[3] - a[0] / a[1], 4) if a[3] else None}
                                               for (d, k), a in moved.items()]})
         per_arm[arm] = rows
-    ablation = []
-    if {"targeted", "untargeted"} <= set(per_arm):
-        for t, u in zip(per_arm["targeted"], per_arm["untargeted"], strict=False):
-            d, lo, hi = diff_interval(t["successes"], t["n"], u["successes"], u["n"])
-            ablation.append({"round": t["round"], "targeted": t["pooled"], "untargeted": u["pooled"], "difference": round(d, 4),
-                             "ci95": [round(lo, 4), round(hi, 4)], "beyond_noise": lo > 0 or hi < 0})
-    return {"rounds": per_arm, "ablation": ablation}
+    def compare(a: str, b: str) -> list[dict]:  # a minus b, round by round, on the same arena tasks
+        rows = []
+        for x, y in zip(per_arm[a], per_arm[b], strict=False):
+            d, lo, hi = diff_interval(x["successes"], x["n"], y["successes"], y["n"])
+            rows.append({"round": x["round"], a: x["pooled"], b: y["pooled"], "difference": round(d, 4),
+                         "ci95": [round(lo, 4), round(hi, 4)], "beyond_noise": lo > 0 or hi < 0})
+        return rows
+
+    ablation = compare("targeted", "untargeted") if {"targeted", "untargeted"} <= set(per_arm) else []
+    versus_frozen = {arm: compare(arm, "frozen") for arm in per_arm if arm != "frozen" and "frozen" in per_arm}
+    return {"rounds": per_arm, "ablation": ablation, "versus_frozen": versus_frozen}
 
 
 def _causes(failures: dict) -> str:

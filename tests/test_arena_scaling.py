@@ -97,7 +97,7 @@ def test_evolve_from_given_checkpoints_needs_no_scaling_stage(tiny, tmp_path):
     pytest.importorskip("torch")
     out, work = tmp_path / "out", tmp_path / "work"
     argv = ["--model", f"hf:{tiny}", "--theme-counts", "4", "--skip-scaling", "--eval-tasks", "1", "--n-arena", "2",
-            "--arena-per-category", "100", "--rounds", "1", "--evolve-arms", "untargeted", "--evolve-train-tasks", "2",
+            "--arena-per-category", "100", "--rounds", "1", "--evolve-arms", "untargeted,frozen", "--evolve-train-tasks", "2",
             "--evolve-steps", "1", "--evolve-group-size", "2", "--evolve-tasks-per-step", "1", "--max-new-tokens", "4",
             "--max-turns", "2", "--seeds", "5", "--out", str(out), "--work", str(work)]
     main = load_script().main
@@ -107,6 +107,11 @@ def test_evolve_from_given_checkpoints_needs_no_scaling_stage(tiny, tmp_path):
     template = str(tmp_path / "sft-s{seed}")
     assert main([*argv, "--evolve-from", template]) == 0
     evo = json.loads((out / "evolution.json").read_text())
-    assert evo["start"] == f"checkpoint {template} of each seed" and evo["arms"] == ["untargeted"]
+    assert evo["start"] == f"checkpoint {template} of each seed" and evo["arms"] == ["untargeted", "frozen"]
+    frozen = evo["runs"]["frozen_s5"]  # the control: never trained, played as the evolve run plays its rounds
+    assert [r["round"] for r in frozen] == [0, 1] and all(r["n"] == 2 and r["train_skipped"] for r in frozen)
+    assert [r["successes"] for r in frozen][:1] == [r["successes"] for r in evo["runs"]["untargeted_s5"]][:1]  # same start
+    assert [x["round"] for x in evo["versus_frozen"]["untargeted"]] == [0, 1] and evo["versus_frozen"]["untargeted"][0]["difference"] == 0
+    assert "| arm - frozen (never trained, same tasks) | round |" in (out / "README.md").read_text()
     state = json.loads((work / "evolve" / "untargeted_s5" / "state.json").read_text())
     assert state["config"]["init"] == str(tmp_path / "sft-s5") and [r["round"] for r in evo["runs"]["untargeted_s5"]] == [0, 1]

@@ -246,6 +246,11 @@ def evolution_markdown(evo: dict) -> list[str]:
     if evo.get("null_baselines"):
         lines += ["", "Best null baseline on the same arena tasks: " + "; ".join(
             f"round {x['round']} {pct(x['success'])} {x['best']} {interval(x['ci95'])} (n={x['n']})" for x in evo["null_baselines"]) + "."]
+    if evo.get("versus_frozen"):
+        lines += ["", "| arm - frozen (never trained, same tasks) | round | difference [95%] | beyond the noise |", "|---|---:|---|---|"]
+        for arm, rows in evo["versus_frozen"].items():
+            lines += [f"| {arm} | {x['round']} | {100 * x['difference']:+.1f} pts {interval(x['ci95'])} | {'yes' if x['beyond_noise'] else 'no'} |"
+                      for x in rows if x["round"] > 0]
     if evo["ablation"]:
         lines += ["", "| round | targeted | untargeted | targeted - untargeted [95%] | beyond the noise |", "|---:|---:|---:|---|---|"]
         for x in evo["ablation"]:

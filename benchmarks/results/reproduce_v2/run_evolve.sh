@@ -6,8 +6,9 @@
 # each (40 per round, the same for every seed and arm). A round's GRPO budget: 8 tasks (6 from the diagnosis, or
 # uniform over the arena cells in the untargeted arm, + 2 replay), 2 steps of 4 tasks x 4 samples, lr 2e-5,
 # micro-batches of 2 (two lanes of micro-batch 8 ran this 24 GiB machine out of memory).
+# SEED:frozen is the control: the start checkpoint, never trained, on each round's fresh arena tasks.
 # Resumable per step; with no arguments it only merges the finished runs into arena/evolution.json and README.
-#   run_evolve.sh 0:targeted 0:untargeted ...   (one after another; start two of these for two lanes)
+#   run_evolve.sh 0:targeted 0:untargeted 0:frozen ...   (one after another; start two of these for two lanes)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 source benchmarks/results/reproduce_v2/common.sh
@@ -20,6 +21,7 @@ evolve() {  # evolve SEEDS ARMS
 }
 for point in "$@"; do
   s=${point%%:*} arm=${point#*:}
-  stage $W/arena/evolve/${arm}_s$s/summary.json evolve "$s" "$arm"
+  done_file=summary.json; [[ $arm == frozen ]] && done_file=round_2.jsonl
+  stage $W/arena/evolve/${arm}_s$s/$done_file evolve "$s" "$arm"
 done
-[[ $# -eq 0 ]] && evolve 0,1,2 targeted,untargeted
+[[ $# -eq 0 ]] && evolve 0,1,2 targeted,untargeted,frozen
