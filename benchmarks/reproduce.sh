@@ -2,7 +2,7 @@
 # The whole reproduction with any Hugging Face causal LM, stage by stage:
 #   per training seed: sft -> grpo -> held-out eval of both; then the untrained model and the reference policies
 #   (oracle, ...; every result file also carries the best null baseline on its tasks) -> diversity scaling ->
-#   evolve rounds (GRPO on targeted tasks vs as many untargeted ones) -> summary (mean and intervals over seeds)
+#   evolve rounds (GRPO on targeted tasks vs as many untargeted ones, beside the never-trained start) -> summary (mean and intervals over seeds)
 # The held-out tasks are the same for every seed (the bench seed stays 0); --seeds only changes training.
 # Every stage is skipped when its output exists, and the trainers resume from their checkpoints, so re-running
 # after an interruption continues where it stopped. Each command and its wall time go to OUT/wall_times.tsv.
@@ -19,7 +19,8 @@
 # Paths are relative to the repository root. --gpus N > 1 runs GRPO data-parallel (torchrun; one process per
 # GPU, gradients averaged by DDP); SFT runs in one process. --eval-episodes 0 evaluates every held-out task;
 # --only sft,eval_sft runs just those stages (names as in the log; sft means sft_s<seed> of every seed).
-# Scaling and evolve are benchmarks/arena_scaling.py; --evolve-arms targeted or untargeted runs one arm of the ablation.
+# Scaling and evolve are benchmarks/arena_scaling.py; --evolve-arms targeted, untargeted or frozen (the control: the start
+# checkpoint, never trained, on each round's fresh tasks) runs one arm.
 # The summary (OUT/summary.md, summary.json) and the README table come from benchmarks/readme_tables.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,7 @@ SFT_EXAMPLES=64 SFT_BATCH=4 SFT_MICRO_BATCH= SFT_LR=1e-4 TASK_KIND=mixed SFT_DIF
 GRPO_STEPS=3 GROUP_SIZE=4 TASKS_PER_STEP=4 GRPO_LR=1e-5 MAX_NEW_TOKENS=48 MAX_TURNS=4
 EVAL_EPISODES=100 NULL_POLICIES=oracle
 THEME_COUNTS=0,1,4,16,64 SOURCES=flagship,catalog SCALING_EXAMPLES=64 SCALING_EPOCHS=1 SCALING_EVAL_TASKS=2 ARENA_PER_CATEGORY=1
-ROUNDS=2 EVOLVE_TRAIN_TASKS=32 EVOLVE_METHOD=grpo EVOLVE_ARMS=targeted,untargeted EVOLVE_STEPS=4 THREADS=1 SMOKE=0 ONLY=
+ROUNDS=2 EVOLVE_TRAIN_TASKS=32 EVOLVE_METHOD=grpo EVOLVE_ARMS=targeted,untargeted,frozen EVOLVE_STEPS=4 THREADS=1 SMOKE=0 ONLY=
 
 usage() { sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; grep -o '^ *--[a-z-]*)' "$0" | tr -d ' )' | paste -sd' '; }
 while [[ $# -gt 0 ]]; do
