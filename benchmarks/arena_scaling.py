@@ -448,18 +448,19 @@ def write_tables(out: Path, results: dict, evo: dict | None) -> None:
     lines = ["# Arena reproduction (small scale)", "",
              f"Model `{a['model']}` on `{a['device']}`; arena: {', '.join(results['arena'])} "
              f"({a['eval_tasks']} fresh tasks each, difficulty {a['difficulties']}, max {a['max_turns']} turns; the same tasks for every seed).",
-             f"SFT budget per configuration: {a['examples']} oracle trajectories x {a['epochs']} epochs, lr {a['lr']}, batch {a['batch_size']}.",
-             "Success is the mean over training seeds, then each seed's value, then the 95% Wilson interval of all episodes pooled.",
-             "", "## Environment-diversity scaling", "",
-             "| training themes | seeds | arena success (mean) | per seed (%) | pooled 95% interval | readable call | working tool call | "
-             "right first tool | top failure causes | train s | paper (4-domain avg) |",
-             "|---:|---:|---:|---|---|---:|---:|---:|---|---:|---|"]
-    for n, row in sorted(results["configs"].items(), key=lambda kv: int(kv[0])):
-        paper = "18.4% (0 envs)" if n == "0" else ""
-        lines.append(f"| {n} | {row['seeds']} | {_pct(row['mean'])} | {_per_seed(row)} | {_interval(row['ci95_pooled'])} (n={row['n']}) | "
-                     f"{100 * row['readable_call_rate']:.0f}% | {100 * row['working_call_rate']:.0f}% | {100 * row['right_first_tool_rate']:.0f}% | "
-                     f"{_causes(row['failures'])} | {row['train_seconds']:.0f} | {paper} |")
-    lines.append("| 1,978 (paper) | | | | | | | | | | 38.5% |")
+             "Success is the mean over training seeds, then each seed's value, then the 95% Wilson interval of all episodes pooled."]
+    if results["configs"]:  # none when the evolve rounds start from given checkpoints (--evolve-from)
+        lines += [f"SFT budget per configuration: {a['examples']} oracle trajectories x {a['epochs']} epochs, lr {a['lr']}, batch {a['batch_size']}.",
+                  "", "## Environment-diversity scaling", "",
+                  "| training themes | seeds | arena success (mean) | per seed (%) | pooled 95% interval | readable call | working tool call | "
+                  "right first tool | top failure causes | train s | paper (4-domain avg) |",
+                  "|---:|---:|---:|---|---|---:|---:|---:|---|---:|---|"]
+        for n, row in sorted(results["configs"].items(), key=lambda kv: int(kv[0])):
+            paper = "18.4% (0 envs)" if n == "0" else ""
+            lines.append(f"| {n} | {row['seeds']} | {_pct(row['mean'])} | {_per_seed(row)} | {_interval(row['ci95_pooled'])} (n={row['n']}) | "
+                         f"{100 * row['readable_call_rate']:.0f}% | {100 * row['working_call_rate']:.0f}% | {100 * row['right_first_tool_rate']:.0f}% | "
+                         f"{_causes(row['failures'])} | {row['train_seconds']:.0f} | {paper} |")
+        lines.append("| 1,978 (paper) | | | | | | | | | | 38.5% |")
     if evo and "ablation" in evo:
         from agentworld_gym.arena.report import evolution_markdown
 
@@ -480,9 +481,11 @@ def plot(out: Path, results: dict, evo: dict | None) -> None:
 
     rows = sorted(results["configs"].items(), key=lambda kv: int(kv[0]))
     evo = evo if evo and "ablation" in evo else None
-    ncols = 2 if evo else 1
-    fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 3.6), squeeze=False)
-    ax = axes[0][0]
+    panels = ["scaling"] * bool(rows) + ["evolve"] * bool(evo)  # no scaling panel when evolve started from given checkpoints
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.6), squeeze=False)
+    ax_of = dict(zip(panels, axes[0], strict=True))
     xs = [int(n) for n, _ in rows]
     xpos = [max(x, 0.5) for x in xs]  # 0 themes drawn at 0.5 on the log axis
 
@@ -492,24 +495,27 @@ def plot(out: Path, results: dict, evo: dict | None) -> None:
         hi = [100 * r["ci95_pooled"][1] - m for m, r in zip(mean, rs, strict=True)]
         ax.errorbar(x, mean, yerr=[lo, hi], fmt=style, capsize=3, label=label)
 
-    errorbars(ax, xpos, [r for _, r in rows], "arena success (mean over seeds, pooled 95%)", "o-")
-    for key, label, style in (("readable_call_rate", "readable call", "d-."), ("working_call_rate", "working tool call", "s--"),
-                              ("right_first_tool_rate", "right first tool", "^:")):
-        ax.plot(xpos, [100 * r[key] for _, r in rows], style, label=label, alpha=0.6)
-    ax.plot([0.5, 1978], [PAPER["scaling"]["0 envs"], PAPER["scaling"]["1,978 envs"]], "kx--", alpha=0.5, label="paper (4-domain avg)")
-    ax.set_xscale("log")
-    ax.set_xticks(xpos + [1978])
-    ax.set_xticklabels([str(x) for x in xs] + ["1978"])
-    ax.set_xlabel("training themes (same SFT budget)")
-    ax.set_ylabel("% of arena episodes")
-    ax.set_title("Environment diversity")
-    ax.legend(fontsize=7)
+    if rows:
+        ax = ax_of["scaling"]
+        errorbars(ax, xpos, [r for _, r in rows], "arena success (mean over seeds, pooled 95%)", "o-")
+        for key, label, style in (("readable_call_rate", "readable call", "d-."), ("working_call_rate", "working tool call", "s--"),
+                                  ("right_first_tool_rate", "right first tool", "^:")):
+            ax.plot(xpos, [100 * r[key] for _, r in rows], style, label=label, alpha=0.6)
+        ax.plot([0.5, 1978], [PAPER["scaling"]["0 envs"], PAPER["scaling"]["1,978 envs"]], "kx--", alpha=0.5, label="paper (4-domain avg)")
+        ax.set_xscale("log")
+        ax.set_xticks(xpos + [1978])
+        ax.set_xticklabels([str(x) for x in xs] + ["1978"])
+        ax.set_xlabel("training themes (same SFT budget)")
+        ax.set_ylabel("% of arena episodes")
+        ax.set_title("Environment diversity")
+        ax.legend(fontsize=7)
     if evo:
-        ax = axes[0][1]
-        for (arm, rs), style in zip(evo["rounds"].items(), ("o-", "s--"), strict=False):
+        ax = ax_of["evolve"]
+        for (arm, rs), style in zip(evo["rounds"].items(), ("o-", "s--", "^:"), strict=False):
             errorbars(ax, [r["round"] for r in rs], rs, f"{arm} ({evo['method']})", style)
         ax.set_xticks(range(max(len(rs) for rs in evo["rounds"].values())))
         ax.set_xlabel("evolution round")
+        ax.set_ylabel("% of arena episodes")
         ax.set_title("Self-evolving arena: targeted vs untargeted")
         ax.legend(fontsize=7)
     fig.tight_layout()
