@@ -345,12 +345,12 @@ def run_evolution(args: Args, arena: list[str], inits: dict[int, str | None], st
 def arena_nulls(arena: list[str], rounds: int, per_theme: int, difficulties, max_turns: int, seed: int) -> list[dict]:
     """Per round, the best null baseline (do-nothing, constant answers, first-id, random) on that round's arena tasks,
     which every seed and arm plays: what success an agent gets without solving anything."""
-    from agentworld_gym.arena.evolve import arena_tasks
+    from agentworld_gym.arena.evolve import EvolveConfig, arena_tasks
     from agentworld_gym.bench import _null_policies, _play_tasks, wilson
 
     rows = []
     for r in range(rounds + 1):
-        tasks = arena_tasks(arena, r, per_theme, difficulties, ("graph",), seed)
+        tasks = arena_tasks(arena, r, per_theme, difficulties, EvolveConfig(out="").kinds, seed)  # the kinds evolve runs play
         wins = {name: sum(x["success"] for x in _play_tasks(tasks, name, seed, policy, max_turns, desc=f"arena null {name}"))
                 for name, policy in _null_policies(seed).items()}
         best = max(wins, key=lambda name: (wins[name], name == "do-nothing"))
@@ -363,7 +363,7 @@ def frozen_run(args: Args, arena: list[str], init: str | None, seed: int, diffic
     """The control arm: the start checkpoint on each round's arena tasks, played as an evolve run plays them (so round 0
     equals the trained arms' round 0). Rounds differ only in their fresh tasks, so this is how much success moves with
     the tasks alone."""
-    from agentworld_gym.arena.evolve import arena_tasks
+    from agentworld_gym.arena.evolve import EvolveConfig, arena_tasks
     from agentworld_gym.arena.learner import make_learner
     from agentworld_gym.arena.records import load_records, play, save_records
     from agentworld_gym.bench import wilson
@@ -373,7 +373,7 @@ def frozen_run(args: Args, arena: list[str], init: str | None, seed: int, diffic
     for r in range(args.rounds + 1):
         path = run_dir / f"round_{r}.jsonl"
         if not path.exists():  # resume: a round already played is read back
-            tasks = arena_tasks(arena, r, args.eval_tasks, difficulties, ("graph",), args.seed)
+            tasks = arena_tasks(arena, r, args.eval_tasks, difficulties, EvolveConfig(out="").kinds, args.seed)
             save_records(play(tasks, learner.policy_for(init), policy=learner.name, round=r, max_turns=args.max_turns,
                               seed=args.seed + r * 1000), path)
         records = load_records(path)
@@ -512,7 +512,7 @@ def plot(out: Path, results: dict, evo: dict | None) -> None:
     if evo:
         ax = ax_of["evolve"]
         for (arm, rs), style in zip(evo["rounds"].items(), ("o-", "s--", "^:"), strict=False):
-            errorbars(ax, [r["round"] for r in rs], rs, f"{arm} ({evo['method']})", style)
+            errorbars(ax, [r["round"] for r in rs], rs, arm if arm == "frozen" else f"{arm} ({evo['method']})", style)
         ax.set_xticks(range(max(len(rs) for rs in evo["rounds"].values())))
         ax.set_xlabel("evolution round")
         ax.set_ylabel("% of arena episodes")
