@@ -182,8 +182,7 @@ def evaluate(suite: Suite, policy_spec: str, loaded=None, runs: int = 1, seed: i
     def summary(index: list[int]) -> dict:
         row = _row([[run[i] for i in index] for run in per_run])
         if null_runs:
-            name, hits = max(((n, [s[i] for i in index]) for n, s in null_runs.items()), key=lambda kv: (np.mean(kv[1]), kv[0] == "do-nothing"))
-            row["best_null"] = {"name": name, "success": float(np.mean(hits)), "ci95": [round(v, 4) for v in wilson(sum(hits), len(hits))]}
+            row["best_null"] = best_null({n: [s[i] for i in index] for n, s in null_runs.items()})
         return row
 
     out["overall"] = {"all": summary(list(range(len(keys))))}
@@ -197,6 +196,12 @@ def evaluate(suite: Suite, policy_spec: str, loaded=None, runs: int = 1, seed: i
                      **({"null": {n: bool(s[i]) for n, s in null_runs.items()}} if null_runs else {})}
                     for i, (x, k) in enumerate(zip(suite.items, keys, strict=True))]
     return out
+
+
+def best_null(hits: dict[str, list[bool]]) -> dict:
+    """The null baseline with the most successes (do-nothing on a tie): its name, success rate and 95% interval."""
+    name, wins = max(hits.items(), key=lambda kv: (np.mean(kv[1]), kv[0] == "do-nothing"))
+    return {"name": name, "success": float(np.mean(wins)), "ci95": [round(v, 4) for v in wilson(sum(wins), len(wins))]}
 
 
 def _seed_torch(seed: int) -> None:
@@ -241,6 +246,12 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
     return out
 
 
+def play_nulls(tasks, seed: int, max_turns: int = 5, desc: str = "tasks") -> dict[str, list[bool]]:
+    """Every null policy (do-nothing, constant answers, first-id, random) on `tasks`: {name: success per task}."""
+    return {n: [r["success"] for r in _play_tasks(tasks, n, seed, p, max_turns, desc=f"{desc} null {n}")]
+            for n, p in _null_policies(seed).items()}
+
+
 def heldout_suite(episodes: int | None = None, seed: int = 0, path: str | Path | None = None, max_turns: int = 5,
                   categories: Sequence[str] | None = None) -> Suite:
     tasks = load_heldout(path)
@@ -252,8 +263,7 @@ def heldout_suite(episodes: int | None = None, seed: int = 0, path: str | Path |
         return [r["success"] for r in _play_tasks(items, spec, s, loaded, max_turns)]
 
     def nulls(items, s):
-        return {n: [r["success"] for r in _play_tasks(items, n, s, p, max_turns, desc=f"heldout null {n}")]
-                for n, p in _null_policies(s).items()}
+        return play_nulls(items, s, max_turns, "heldout")
 
     return Suite("heldout", tasks, lambda t: t.id, lambda t: {"category": _category(t.theme), "difficulty": t.difficulty, "theme": t.theme},
                  play, nulls)

@@ -346,16 +346,15 @@ def arena_nulls(arena: list[str], rounds: int, per_theme: int, difficulties, max
     """Per round, the best null baseline (do-nothing, constant answers, first-id, random) on that round's arena tasks,
     which every seed and arm plays: what success an agent gets without solving anything."""
     from agentworld_gym.arena.evolve import EvolveConfig, arena_tasks
-    from agentworld_gym.bench import _null_policies, _play_tasks, wilson
+    from agentworld_gym.bench import best_null, play_nulls
 
     rows = []
     for r in range(rounds + 1):
         tasks = arena_tasks(arena, r, per_theme, difficulties, EvolveConfig(out="").kinds, seed)  # the kinds evolve runs play
-        wins = {name: sum(x["success"] for x in _play_tasks(tasks, name, seed, policy, max_turns, desc=f"arena null {name}"))
-                for name, policy in _null_policies(seed).items()}
-        best = max(wins, key=lambda name: (wins[name], name == "do-nothing"))
-        rows.append({"round": r, "n": len(tasks), "best": best, "success": round(wins[best] / len(tasks), 4),
-                     "ci95": [round(v, 4) for v in wilson(wins[best], len(tasks))], "successes": wins})
+        hits = play_nulls(tasks, seed, max_turns, "arena")
+        best = best_null(hits)
+        rows.append({"round": r, "n": len(tasks), "best": best["name"], "success": round(best["success"], 4), "ci95": best["ci95"],
+                     "successes": {name: sum(h) for name, h in hits.items()}})
     return rows
 
 
@@ -363,9 +362,9 @@ def frozen_run(args: Args, arena: list[str], init: str | None, seed: int, diffic
     """The control arm: the start checkpoint on each round's arena tasks, played as an evolve run plays them (so round 0
     equals the trained arms' round 0). Rounds differ only in their fresh tasks, so this is how much success moves with
     the tasks alone."""
-    from agentworld_gym.arena.evolve import EvolveConfig, arena_tasks
+    from agentworld_gym.arena.evolve import EvolveConfig, play_arena_round
     from agentworld_gym.arena.learner import make_learner
-    from agentworld_gym.arena.records import load_records, play, save_records
+    from agentworld_gym.arena.records import load_records, save_records
     from agentworld_gym.bench import wilson
 
     learner = make_learner(args.model, seed=seed, device=args.device, exclude_themes=arena, max_new_tokens=args.max_new_tokens)
@@ -373,9 +372,8 @@ def frozen_run(args: Args, arena: list[str], init: str | None, seed: int, diffic
     for r in range(args.rounds + 1):
         path = run_dir / f"round_{r}.jsonl"
         if not path.exists():  # resume: a round already played is read back
-            tasks = arena_tasks(arena, r, args.eval_tasks, difficulties, EvolveConfig(out="").kinds, args.seed)
-            save_records(play(tasks, learner.policy_for(init), policy=learner.name, round=r, max_turns=args.max_turns,
-                              seed=args.seed + r * 1000), path)
+            save_records(play_arena_round(arena, r, args.eval_tasks, difficulties, EvolveConfig(out="").kinds, args.seed,
+                                          learner.policy_for(init), policy=learner.name, max_turns=args.max_turns), path)
         records = load_records(path)
         wins = sum(bool(x["success"]) for x in records)
         rows.append({"round": r, "success": wins / len(records), "n": len(records), "successes": wins,

@@ -142,6 +142,16 @@ def arena_tasks(themes: list[str], round: int, per_theme: int, difficulties, kin
     return tasks
 
 
+def play_arena_round(themes: list[str], round: int, per_theme: int, difficulties, kinds, arena_seed: int, policy_for, *,
+                     policy: str, max_turns: int) -> list[dict]:
+    """Episode records of round `round`'s fresh arena tasks: how every evolve run, and any control scored beside it,
+    plays a round (same tasks and episode seeds for the same `arena_seed`)."""
+    tasks = arena_tasks(themes, round, per_theme, difficulties, kinds, arena_seed)
+    if not tasks:
+        raise TaskError(f"Expected arena tasks for round {round}, got none from themes {themes}.")
+    return play(tasks, policy_for, policy=policy, round=round, max_turns=max_turns, seed=arena_seed + round * 1000)
+
+
 def _metrics(records: list[dict], report: dict) -> dict:
     def rates(key) -> dict:
         acc: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -233,11 +243,8 @@ class Evolution:
         c, d = self.config, self.out / f"round_{r}"
         if not self._done(f"eval_{r}"):
             t0 = time.perf_counter()
-            tasks = arena_tasks(self.state["arena"], r, c.eval_tasks_per_theme, c.difficulties, c.kinds, c.arena_seed)
-            if not tasks:
-                raise TaskError(f"Expected arena tasks for round {r}, got none from themes {self.state['arena']}.")
-            records = play(tasks, self.learner.policy_for(self.state["checkpoint"]), policy=self.learner.name,
-                           round=r, max_turns=c.max_turns, seed=c.arena_seed + r * 1000)
+            records = play_arena_round(self.state["arena"], r, c.eval_tasks_per_theme, c.difficulties, c.kinds, c.arena_seed,
+                                       self.learner.policy_for(self.state["checkpoint"]), policy=self.learner.name, max_turns=c.max_turns)
             save_records(records, d / "eval.jsonl")
             report = dg.diagnose(records)
             (d / "diagnosis.json").write_text(dg.as_json(report))
