@@ -9,7 +9,8 @@ between the `<!-- suite-tables:start -->` and `<!-- suite-tables:end -->` marker
 
 The reproduction block (`<!-- reproduce-tables:start -->` ... `end`) comes from --reproduce-dir (default
 results/reproduce_v2, written by reproduce.sh): heldout_<stage>.json or heldout_<stage>_s<seed>.json per
-stage (base, sft, sft_grpo; null_<policy> for reference policies), and arena/evolution.json
+stage (base, sft, sft_grpo; null_<policy> for reference policies; <stage>_grpo for GRPO from any SFT stage, e.g.
+div64e256_grpo from run_grpo.sh), and arena/evolution.json
 (arena_scaling.py), whose HTML report (arena/evolve_report.html) is regenerated beside it.
 
 --check exits 1 when the README or the report is out of date instead of writing them.
@@ -130,7 +131,8 @@ def reproduce_summary(folder: Path) -> dict:
     stages = {name: stage_summary(runs) for name, runs in stage_results(folder).items()}
     differences = []
     diversity = sorted(n for n in map(_diversity, stages) if n is not None)
-    pairs = [("sft", "base"), ("sft_grpo", "sft"), ("sft_grpo", "base")]
+    pairs = [("sft", "base"), ("sft_grpo", "base")]
+    pairs += [(name, name.removesuffix("_grpo")) for name in sorted(stages) if name.endswith("_grpo")]  # what GRPO adds
     if len(diversity) > 1:  # the scaling question: most vs fewest training themes at the same budget
         pairs.append((f"div{diversity[-1]}", f"div{diversity[0]}"))
     # the budget question: more dialogues on the same themes
@@ -157,6 +159,8 @@ def _diversity(name: str) -> int | None:
 
 
 def _label(name: str) -> str:
+    if name not in STAGES and name.endswith("_grpo"):
+        return _label(name.removesuffix("_grpo")) + " + GRPO"
     if point := _sft_point(name):
         n, e = point
         return f"SFT, {n} pool theme{'s' * (n != 1)}" + (f", {e} dialogues" if e != BUDGET else "")
@@ -164,7 +168,10 @@ def _label(name: str) -> str:
 
 
 def _stage_order(name: str) -> tuple:
-    """Trained stages, then the diversity points by N (and budget), then the reference policies."""
+    """Trained stages, then the diversity points by N (and budget), each followed by GRPO from it, then the
+    reference policies."""
+    if name not in STAGES and name.endswith("_grpo"):
+        return (*_stage_order(name.removesuffix("_grpo")), 1)
     if name in STAGES:
         return (list(STAGES).index(name), 0, 0, name)
     point = _sft_point(name)

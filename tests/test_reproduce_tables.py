@@ -76,17 +76,21 @@ def test_diversity_points_are_labelled_ordered_compared_and_plotted(tmp_path):
             bench_file(tmp_path, f"div{n}_s{seed}", k)
     for seed, k in enumerate((8, 9, 10)):  # a bigger SFT budget on 16 themes
         bench_file(tmp_path, f"div16e256_s{seed}", k)
+    for seed, k in enumerate((12, 9, 15)):  # GRPO from that SFT stage (run_grpo.sh)
+        bench_file(tmp_path, f"div16e256_grpo_s{seed}", k)
     bench_file(tmp_path, "sft_s0", 4)
     bench_file(tmp_path, "null_oracle", 100)
     proc = subprocess.run([sys.executable, str(BENCH / "readme_tables.py"), "--summary", str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     table = (tmp_path / "summary.md").read_text()
     order = ["| SFT |", "| SFT, 1 pool theme |", "| SFT, 16 pool themes |", "| SFT, 16 pool themes, 256 dialogues |",
-             "| SFT, 256 pool themes |", "| oracle (reference)"]
+             "| SFT, 16 pool themes, 256 dialogues + GRPO |", "| SFT, 256 pool themes |", "| oracle (reference)"]
     assert [table.index(label) for label in order] == sorted(table.index(label) for label in order)
     diff = {tuple(d["stages"]): d for d in json.loads((tmp_path / "summary.json").read_text())["differences"]}
     assert diff["div256", "div1"]["difference"] == 0.06  # 24/300 - 6/300
     assert "| SFT, 256 pool themes - SFT, 1 pool theme | +6.0 [" in table
     assert diff["div16e256", "div16"]["difference"] == 0.04  # the budget question: 27/300 - 15/300, same themes
     assert "| SFT, 16 pool themes, 256 dialogues - SFT, 16 pool themes | +4.0 [" in table
+    assert diff["div16e256_grpo", "div16e256"]["difference"] == 0.03  # what GRPO adds: 36/300 - 27/300
+    assert "| SFT, 16 pool themes, 256 dialogues + GRPO - SFT, 16 pool themes, 256 dialogues | +3.0 [" in table
     assert (tmp_path / "diversity.png").stat().st_size > 0

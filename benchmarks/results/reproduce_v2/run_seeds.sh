@@ -9,10 +9,7 @@ seed() {
   local s=$1
   stage $W/sft-s$s/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $W/sft-s$s --n-examples 64 \
     --batch-size 4 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --save-every 4 --seed $s --device cpu --no-progress &&
-  # GRPO on level-1 flagship tasks: the SFT model wins only there, so only there do groups carry a signal
-  stage $W/grpo-s$s/final/config.json "${AW[@]}" train grpo --model $W/sft-s$s/final --out-dir $W/grpo-s$s --steps 4 \
-    --group-size 8 --tasks-per-step 2 --lr 2e-5 --kl-coef 0.01 --max-new-tokens 48 --max-turns 4 --save-every 2 --micro-batch 2 \
-    --difficulties 1 --seed $s --device cpu --no-progress &&
+  grpo_stage $W/sft-s$s/final $W/grpo-s$s $s &&
   [[ ${EVAL:-1} == 1 ]] &&
   stage $R/heldout_sft_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/sft-s$s/final --episodes 100 --out $R/heldout_sft_s$s &&
   stage $R/heldout_sft_grpo_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/grpo-s$s/final --episodes 100 --out $R/heldout_sft_grpo_s$s
