@@ -11,18 +11,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 source benchmarks/results/reproduce_v2/common.sh
-themes() {  # themes N SEED: the first N of the seeded permutation
-  $PY - "$1" "$2" <<'PY'
-import sys
-import numpy as np
-from agentworld_gym import envs
-from agentworld_gym.bench import heldout_themes
-held = set(heldout_themes())
-pool = sorted(t for s in ("catalog", "toucan") for t in envs.theme_ids(source=s) if t not in held)
-n, seed = int(sys.argv[1]), int(sys.argv[2])
-print(",".join(pool[i] for i in np.random.default_rng([seed, 16]).permutation(len(pool))[:n]))
-PY
-}
 for point in "$@"; do
   IFS=: read -r n s e <<< "$point"
   name=div$n${e:+e$e} dir=$W/div$n${e:+e$e}-s$s
