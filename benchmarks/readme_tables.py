@@ -128,7 +128,8 @@ def reproduce_summary(folder: Path) -> dict:
     """Every stage's summary and the pairwise differences that carry the conclusions (pooled, 95% Newcombe)."""
     from agentworld_gym.bench import diff_interval
 
-    stages = {name: stage_summary(runs) for name, runs in stage_results(folder).items()}
+    results = stage_results(folder)
+    stages = {name: stage_summary(runs) for name, runs in results.items()}
     differences = []
     diversity = sorted(n for n in map(_diversity, stages) if n is not None)
     pairs = [("sft", "base"), ("sft_grpo", "base")]
@@ -139,10 +140,20 @@ def reproduce_summary(folder: Path) -> dict:
     pairs += [(name, f"div{point[0]}") for name in sorted(stages) if (point := _sft_point(name)) and point[1] != BUDGET]
     for a, b in pairs:
         if a in stages and b in stages:
-            d, lo, hi = diff_interval(stages[a]["successes"], stages[a]["n"], stages[b]["successes"], stages[b]["n"])
-            differences.append({"stages": [a, b], "difference": round(d, 4), "ci95": [round(lo, 4), round(hi, 4)],
-                                "beyond_noise": lo > 0 or hi < 0})
+            # the seeds both stages ran (a stage with fewer seeds is not compared with the other's extra seeds); stages
+            # that share none (the untrained model has no seed) are compared over all their episodes
+            shared = sorted(set(results[a]) & set(results[b]) - {None}) or None
+            (ka, na), (kb, nb) = (_pooled(results[x], shared) for x in (a, b))
+            d, lo, hi = diff_interval(ka, na, kb, nb)
+            differences.append({"stages": [a, b], "seeds": shared, "difference": round(d, 4),
+                                "ci95": [round(lo, 4), round(hi, 4)], "beyond_noise": lo > 0 or hi < 0})
     return {"stages": stages, "differences": differences}
+
+
+def _pooled(runs: dict[int | None, dict], seeds: list[int] | None) -> tuple[int, int]:
+    """(successes, episodes) of a stage over the given seeds (None: all of its runs)."""
+    rows = [runs[k]["overall"]["all"] for k in (runs if seeds is None else seeds)]
+    return sum(round(r["success_mean"] * r["n"]) for r in rows), sum(r["n"] for r in rows)
 
 
 def _sft_point(name: str) -> tuple[int, int] | None:
@@ -215,7 +226,9 @@ def stage_table(summary: dict, shown) -> list[str]:
         lines += ["", "| difference (pooled) | points [95%] | beyond the noise |", "|---|---|---|"]
         for d in summary["differences"]:
             a, b = (_label(x) for x in d["stages"])
-            lines.append(f"| {a} - {b} | {100 * d['difference']:+.1f} [{100 * d['ci95'][0]:+.1f}, {100 * d['ci95'][1]:+.1f}] | "
+            same = d.get("seeds") and any(summary["stages"][x]["seed_ids"] != d["seeds"] for x in d["stages"])
+            seeds = f" (seed{'s' * (len(d['seeds']) > 1)} {', '.join(map(str, d['seeds']))})" if same else ""
+            lines.append(f"| {a} - {b}{seeds} | {100 * d['difference']:+.1f} [{100 * d['ci95'][0]:+.1f}, {100 * d['ci95'][1]:+.1f}] | "
                          f"{'yes' if d['beyond_noise'] else 'no'} |")
     return lines
 

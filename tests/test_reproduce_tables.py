@@ -74,9 +74,9 @@ def test_diversity_points_are_labelled_ordered_compared_and_plotted(tmp_path):
     for n, ks in ((256, (9, 7, 8)), (1, (2, 3, 1)), (16, (4, 6, 5))):
         for seed, k in enumerate(ks):
             bench_file(tmp_path, f"div{n}_s{seed}", k)
-    for seed, k in enumerate((8, 9, 10)):  # a bigger SFT budget on 16 themes
+    for seed, k in enumerate((8, 12, 10)):  # a bigger SFT budget on 16 themes
         bench_file(tmp_path, f"div16e256_s{seed}", k)
-    for seed, k in enumerate((12, 9, 15)):  # GRPO from that SFT stage (run_grpo.sh)
+    for seed, k in ((0, 12), (2, 15)):  # GRPO from that SFT stage (run_grpo.sh), two of its three seeds
         bench_file(tmp_path, f"div16e256_grpo_s{seed}", k)
     bench_file(tmp_path, "sft_s0", 4)
     bench_file(tmp_path, "null_oracle", 100)
@@ -89,8 +89,9 @@ def test_diversity_points_are_labelled_ordered_compared_and_plotted(tmp_path):
     diff = {tuple(d["stages"]): d for d in json.loads((tmp_path / "summary.json").read_text())["differences"]}
     assert diff["div256", "div1"]["difference"] == 0.06  # 24/300 - 6/300
     assert "| SFT, 256 pool themes - SFT, 1 pool theme | +6.0 [" in table
-    assert diff["div16e256", "div16"]["difference"] == 0.04  # the budget question: 27/300 - 15/300, same themes
-    assert "| SFT, 16 pool themes, 256 dialogues - SFT, 16 pool themes | +4.0 [" in table
-    assert diff["div16e256_grpo", "div16e256"]["difference"] == 0.03  # what GRPO adds: 36/300 - 27/300
-    assert "| SFT, 16 pool themes, 256 dialogues + GRPO - SFT, 16 pool themes, 256 dialogues | +3.0 [" in table
+    assert diff["div16e256", "div16"]["difference"] == 0.05  # the budget question: 30/300 - 15/300, same themes
+    assert "| SFT, 16 pool themes, 256 dialogues - SFT, 16 pool themes | +5.0 [" in table
+    # what GRPO adds, on the seeds both ran: (12 + 15)/200 - (8 + 10)/200 (over all seeds it would be 27/200 - 30/300)
+    assert diff["div16e256_grpo", "div16e256"]["difference"] == 0.045 and diff["div16e256_grpo", "div16e256"]["seeds"] == [0, 2]
+    assert "| SFT, 16 pool themes, 256 dialogues + GRPO - SFT, 16 pool themes, 256 dialogues (seeds 0, 2) | +4.5 [" in table
     assert (tmp_path / "diversity.png").stat().st_size > 0
