@@ -1,4 +1,4 @@
-# What run_seeds.sh and run_diversity.sh share (sourced, from the repository root): paths, the CPU-only
+# What run_seeds.sh, run_diversity.sh and run_grpo.sh share (sourced, from the repository root): paths, the CPU-only
 # environment, `stage OUTPUT COMMAND...`, which runs COMMAND unless OUTPUT exists, logs its output to logs/ and
 # appends "output, wall seconds, exit status, command" to wall_times.tsv, `themes N SEED` (the training themes of
 # run_diversity.sh) and `grpo_stage`, item 1's GRPO recipe.
