@@ -29,7 +29,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 START, END = "<!-- suite-tables:start -->", "<!-- suite-tables:end -->"
 REPRODUCE_START, REPRODUCE_END = "<!-- reproduce-tables:start -->", "<!-- reproduce-tables:end -->"
 REPRODUCE = RESULTS / "reproduce_v2"
-STAGES = {"base": "untrained", "sft": "SFT", "sft_grpo": "SFT + GRPO"}
+STAGES = {"base": "untrained", "sft": "SFT"}  # and <stage>_grpo for GRPO from any of them (sft_grpo: "SFT + GRPO")
 BUDGET = 64  # SFT dialogues of the diversity sweep (run_diversity.sh)
 
 
@@ -103,11 +103,12 @@ def stage_summary(runs: dict[int | None, dict]) -> dict:
     the best null baseline on the same tasks with its interval, and the verdict against it."""
     from agentworld_gym.bench import over_seeds
 
-    rows = [runs[k]["overall"]["all"] for k in sorted(runs, key=lambda k: -1 if k is None else k)]
-    agg = over_seeds([round(r["success_mean"] * r["n"]) for r in rows], [r["n"] for r in rows])
-    nulls = [r["best_null"] for r in rows if r.get("best_null")]
+    seeds = sorted(runs, key=lambda k: -1 if k is None else k)
+    counts = [_counts(runs[k]) for k in seeds]
+    agg = over_seeds([k for k, _ in counts], [n for _, n in counts])
+    nulls = [b for k in seeds if (b := runs[k]["overall"]["all"].get("best_null"))]
     null = max(nulls, key=lambda b: b["success"]) if nulls else None
-    agg["seed_ids"] = [k for k in sorted(runs, key=lambda k: -1 if k is None else k)]
+    agg["seed_ids"] = seeds
     agg["best_null"] = null
     if null:
         lo, hi = agg["ci95_pooled"]
@@ -133,7 +134,7 @@ def reproduce_summary(folder: Path) -> dict:
     differences = []
     diversity = sorted(n for n in map(_diversity, stages) if n is not None)
     pairs = [("sft", "base"), ("sft_grpo", "base")]
-    pairs += [(name, name.removesuffix("_grpo")) for name in sorted(stages) if name.endswith("_grpo")]  # what GRPO adds
+    pairs += [(name, base) for name in sorted(stages) if (base := _grpo_from(name))]  # what GRPO adds
     if len(diversity) > 1:  # the scaling question: most vs fewest training themes at the same budget
         pairs.append((f"div{diversity[-1]}", f"div{diversity[0]}"))
     # the budget question: more dialogues on the same themes
@@ -150,10 +151,21 @@ def reproduce_summary(folder: Path) -> dict:
     return {"stages": stages, "differences": differences}
 
 
+def _counts(run: dict) -> tuple[int, int]:
+    """(successes, episodes) of one bench result."""
+    row = run["overall"]["all"]
+    return round(row["success_mean"] * row["n"]), row["n"]
+
+
 def _pooled(runs: dict[int | None, dict], seeds: list[int] | None) -> tuple[int, int]:
     """(successes, episodes) of a stage over the given seeds (None: all of its runs)."""
-    rows = [runs[k]["overall"]["all"] for k in (runs if seeds is None else seeds)]
-    return sum(round(r["success_mean"] * r["n"]) for r in rows), sum(r["n"] for r in rows)
+    counts = [_counts(runs[k]) for k in (runs if seeds is None else seeds)]
+    return sum(k for k, _ in counts), sum(n for _, n in counts)
+
+
+def _grpo_from(name: str) -> str | None:
+    """The SFT stage a `<stage>_grpo` stage started from (sft_grpo: sft), else None."""
+    return name.removesuffix("_grpo") if name.endswith("_grpo") else None
 
 
 def _sft_point(name: str) -> tuple[int, int] | None:
@@ -170,8 +182,8 @@ def _diversity(name: str) -> int | None:
 
 
 def _label(name: str) -> str:
-    if name not in STAGES and name.endswith("_grpo"):
-        return _label(name.removesuffix("_grpo")) + " + GRPO"
+    if base := _grpo_from(name):
+        return _label(base) + " + GRPO"
     if point := _sft_point(name):
         n, e = point
         return f"SFT, {n} pool theme{'s' * (n != 1)}" + (f", {e} dialogues" if e != BUDGET else "")
@@ -181,8 +193,8 @@ def _label(name: str) -> str:
 def _stage_order(name: str) -> tuple:
     """Trained stages, then the diversity points by N (and budget), each followed by GRPO from it, then the
     reference policies."""
-    if name not in STAGES and name.endswith("_grpo"):
-        return (*_stage_order(name.removesuffix("_grpo")), 1)
+    if base := _grpo_from(name):
+        return (*_stage_order(base), 1)
     if name in STAGES:
         return (list(STAGES).index(name), 0, 0, name)
     point = _sft_point(name)
