@@ -2,9 +2,13 @@
 
 Every mode plays the same `episodes` tasks with the same greedy model, each episode in its own env:
 
-* ``batched``            one generate call per turn for all running episodes; each episode's KV cache
-                         lives across turns, so a turn encodes only the new tokens (tool results, next prompt)
-* ``batched_reencode``   the same batching, but every turn re-encodes the whole transcripts (the old way)
+* ``batched``            `batch_size` episodes at once, one generate call per turn for all of them; an ending
+                         episode's place goes to the next waiting one (continuous batching); each episode's
+                         KV cache lives across turns, so a turn encodes only the new tokens (tool results,
+                         next prompt)
+* ``batched_waves``      `batch_size` episodes at a time, each group played to its end before the next starts:
+                         the batch thins out as its episodes end (the way before continuous batching)
+* ``batched_reencode``   continuous batching, but every turn re-encodes the whole transcripts
 * ``single``             the episodes one after another, each with its cache kept across turns
 * ``single_reencode``    one after another, re-encoding every turn (the baseline of the earlier figures)
 
@@ -12,7 +16,7 @@ Repetitions interleave the modes (the machine may be shared: its load average is
 report gives the median and the range over repetitions of generated tokens/s and of the ratios, plus
 tokens/s per turn as the episodes' context grows. The modes must produce the same tokens (checked).
 
-    nice python benchmarks/rollout_throughput.py --episodes 8 --model smollm2-135m --reps 3 --threads 1 --modes batched,single
+    nice python benchmarks/rollout_throughput.py --episodes 24 --batch-size 8 --model smollm2-135m --reps 3 --modes batched,single
 """
 
 from __future__ import annotations
@@ -25,14 +29,16 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-MODES = ("batched", "batched_reencode", "single", "single_reencode")
+MODES = ("batched", "batched_waves", "batched_reencode", "single", "single_reencode")
 
 
 @dataclass
 class Args:
     model: str = "smollm2-135m"
     """alias, local HF dir or checkpoint (an SFT checkpoint makes tool calls, so episodes last several turns)"""
-    episodes: int = 8
+    episodes: int = 24
+    batch_size: int = 8
+    """episodes running at once in the batched modes"""
     theme: str = "finance"
     difficulty: int = 2
     max_new_tokens: int = 48
@@ -44,19 +50,23 @@ class Args:
     out: str = "benchmarks/results/rollout_throughput.json"
 
 
-def play(policy, tasks, theme: str, max_turns: int, mode: str) -> tuple[list[dict], list[list[dict]], float]:
+def play(policy, tasks, theme: str, max_turns: int, batch_size: int, mode: str) -> tuple[list[dict], list[list[dict]], float]:
     """(results, per-call turn logs, seconds) of one mode."""
     from agentworld_gym.env import AgentWorldEnv
     from agentworld_gym.policies.llm import run_episodes_batched
 
     reuse = not mode.endswith("_reencode")
-    groups = [tasks] if mode.startswith("batched") else [[t] for t in tasks]
+    if mode == "batched_waves":
+        groups = [tasks[i:i + batch_size] for i in range(0, len(tasks), batch_size)]
+    else:
+        groups = [tasks] if mode.startswith("batched") else [[t] for t in tasks]
     results, logs = [], []
     t0 = time.perf_counter()
     for group in groups:
         envs = [AgentWorldEnv(theme, tasks=[t], max_turns=max_turns) for t in group]
         log: list[dict] = []
-        results += run_episodes_batched(envs, policy, options=[{"task": t} for t in group], reuse_cache=reuse, turn_log=log)
+        results += run_episodes_batched(envs, policy, options=[{"task": t} for t in group], reuse_cache=reuse, turn_log=log,
+                                        batch_size=batch_size)
         logs.append(log)
         for env in envs:
             env.close()
@@ -110,7 +120,7 @@ def main(args: Args) -> dict:
     trajectories = {}
     for rep in range(args.reps):
         for m in (modes if rep % 2 == 0 else modes[::-1]):  # alternate the order: drifting load hits every mode alike
-            results, log, seconds = play(policy, tasks, args.theme, args.max_turns, m)
+            results, log, seconds = play(policy, tasks, args.theme, args.max_turns, args.batch_size, m)
             tokens = sum(r["gen_tokens"] for r in results)
             runs[m].append({"tokens": tokens, "seconds": seconds, "tokens_per_s": tokens / seconds})
             logs[m].append(log)
@@ -127,6 +137,7 @@ def main(args: Args) -> dict:
                              "per_turn": per_turn(logs[m])} for m in modes},
                "speedups": {}}
     for a, b in (("batched", "single"), ("batched", "single_reencode"), ("batched", "batched_reencode"),
+                 ("batched", "batched_waves"), ("batched_waves", "single"),
                  ("batched_reencode", "single_reencode"), ("single", "single_reencode")):
         if a in runs and b in runs:
             ratios = [x["tokens_per_s"] / y["tokens_per_s"] for x, y in zip(runs[a], runs[b], strict=True)]
