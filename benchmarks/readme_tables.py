@@ -163,9 +163,16 @@ def _pooled(runs: dict[int | None, dict], seeds: list[int] | None) -> tuple[int,
     return sum(k for k, _ in counts), sum(n for _, n in counts)
 
 
+def _grpo_point(name: str) -> tuple[str, int | None] | None:
+    """(the SFT stage it started from, its steps if not the recipe's) of a `<stage>_grpo[<steps>]` stage (sft_grpo:
+    sft; div64e512_grpo12: 12 steps from div64e512), else None."""
+    m = re.fullmatch(r"(.+)_grpo(\d*)", name)
+    return (m[1], int(m[2]) if m[2] else None) if m else None
+
+
 def _grpo_from(name: str) -> str | None:
-    """The SFT stage a `<stage>_grpo` stage started from (sft_grpo: sft), else None."""
-    return name.removesuffix("_grpo") if name.endswith("_grpo") else None
+    """The SFT stage a GRPO stage started from, else None."""
+    return point[0] if (point := _grpo_point(name)) else None
 
 
 def _sft_point(name: str) -> tuple[int, int] | None:
@@ -182,8 +189,9 @@ def _diversity(name: str) -> int | None:
 
 
 def _label(name: str) -> str:
-    if base := _grpo_from(name):
-        return _label(base) + " + GRPO"
+    if point := _grpo_point(name):
+        base, steps = point
+        return _label(base) + " + GRPO" + (f" ({steps} steps)" if steps else "")
     if point := _sft_point(name):
         n, e = point
         return f"SFT, {n} pool theme{'s' * (n != 1)}" + (f", {e} dialogues" if e != BUDGET else "")
@@ -193,8 +201,8 @@ def _label(name: str) -> str:
 def _stage_order(name: str) -> tuple:
     """Trained stages, then the diversity points by N (and budget), each followed by GRPO from it, then the
     reference policies."""
-    if base := _grpo_from(name):
-        return (*_stage_order(base), 1)
+    if point := _grpo_point(name):
+        return (*_stage_order(point[0]), 1, point[1] or 0)
     if name in STAGES:
         return (list(STAGES).index(name), 0, 0, name)
     point = _sft_point(name)

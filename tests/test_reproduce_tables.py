@@ -78,13 +78,15 @@ def test_diversity_points_are_labelled_ordered_compared_and_plotted(tmp_path):
         bench_file(tmp_path, f"div16e256_s{seed}", k)
     for seed, k in ((0, 12), (2, 15)):  # GRPO from that SFT stage (run_grpo.sh), two of its three seeds
         bench_file(tmp_path, f"div16e256_grpo_s{seed}", k)
+    bench_file(tmp_path, "div16e256_grpo12_s0", 20)  # a longer GRPO run (run_grpo.sh div16e256:0:12), one seed
     bench_file(tmp_path, "sft_s0", 4)
     bench_file(tmp_path, "null_oracle", 100)
     proc = subprocess.run([sys.executable, str(BENCH / "readme_tables.py"), "--summary", str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     table = (tmp_path / "summary.md").read_text()
     order = ["| SFT |", "| SFT, 1 pool theme |", "| SFT, 16 pool themes |", "| SFT, 16 pool themes, 256 dialogues |",
-             "| SFT, 16 pool themes, 256 dialogues + GRPO |", "| SFT, 256 pool themes |", "| oracle (reference)"]
+             "| SFT, 16 pool themes, 256 dialogues + GRPO |", "| SFT, 16 pool themes, 256 dialogues + GRPO (12 steps) |",
+             "| SFT, 256 pool themes |", "| oracle (reference)"]
     assert [table.index(label) for label in order] == sorted(table.index(label) for label in order)
     diff = {tuple(d["stages"]): d for d in json.loads((tmp_path / "summary.json").read_text())["differences"]}
     assert diff["div256", "div1"]["difference"] == 0.06  # 24/300 - 6/300
@@ -94,4 +96,5 @@ def test_diversity_points_are_labelled_ordered_compared_and_plotted(tmp_path):
     # what GRPO adds, on the seeds both ran: (12 + 15)/200 - (8 + 10)/200 (over all seeds it would be 27/200 - 30/300)
     assert diff["div16e256_grpo", "div16e256"]["difference"] == 0.045 and diff["div16e256_grpo", "div16e256"]["seeds"] == [0, 2]
     assert "| SFT, 16 pool themes, 256 dialogues + GRPO - SFT, 16 pool themes, 256 dialogues (seeds 0, 2) | +4.5 [" in table
+    assert diff["div16e256_grpo12", "div16e256"]["difference"] == 0.12 and diff["div16e256_grpo12", "div16e256"]["seeds"] == [0]
     assert (tmp_path / "diversity.png").stat().st_size > 0

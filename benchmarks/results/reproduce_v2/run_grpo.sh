@@ -2,19 +2,21 @@
 # Issue 16 item 1: does GRPO add to a given SFT stage? For each STAGE:SEED, item 1's GRPO recipe (common.sh's
 # grpo_stage) from runs/v2/<STAGE>-s<SEED>/final (an SFT stage of run_seeds.sh or run_diversity.sh, e.g. div64e256)
 # -> runs/v2/<STAGE>_grpo-s<SEED>, evaluated on the same 100 held-out tasks -> heldout_<STAGE>_grpo_s<SEED>.json.
+# STAGE:SEED:STEPS runs STEPS steps instead of the recipe's 4 (nothing else changes) -> <STAGE>_grpo<STEPS>.
 # GRPO plays the SFT stage's own training themes: a div<N> stage's N pool themes (the flagships for sft). A model
 # fine-tuned on pool themes solved 0 of 16 level-1 flagship episodes in its first GRPO step (div64e256, seed 2): no signal.
 # Resumable like the other scripts (a finished stage is skipped, GRPO resumes from its last checkpoint).
-#   run_grpo.sh div64e256:0 div64e256:1 ...   (one after another)
+#   run_grpo.sh div64e256:0 div64e256:1 div64e512:0:12 ...   (one after another)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 source benchmarks/results/reproduce_v2/common.sh
 for point in "$@"; do
-  IFS=: read -r name s <<< "$point"
+  IFS=: read -r name s steps <<< "$point"
   [[ -e $W/$name-s$s/final/config.json ]] || { echo "no SFT checkpoint $W/$name-s$s/final: train it first" >&2; exit 2; }
-  extra=()
+  extra=() out=${name}_grpo$steps
   [[ $name =~ ^div([0-9]+) ]] && extra=(--themes "$(themes "${BASH_REMATCH[1]}" "$s")")
-  grpo_stage $W/$name-s$s/final $W/${name}_grpo-s$s $s "${extra[@]}" &&
-  stage $R/heldout_${name}_grpo_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/${name}_grpo-s$s/final \
-    --episodes 100 --out $R/heldout_${name}_grpo_s$s
+  [[ -n $steps ]] && extra+=(--steps "$steps")
+  grpo_stage $W/$name-s$s/final $W/$out-s$s $s "${extra[@]}" &&
+  stage $R/heldout_${out}_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/$out-s$s/final \
+    --episodes 100 --out $R/heldout_${out}_s$s
 done
