@@ -123,6 +123,8 @@ def test_rows_added_between_calls_equal_fresh_encoding(lively, tasks):
         joining = waiting[:2] if turn else []  # the first call starts the generator with rows 0-2
         waiting = waiting[len(joining):]
         gen.add([seqs[i] for i in joining])
+        if joining:  # the holes (left rows' columns, filler after short replies) are gone: as wide as the longest row
+            assert gen.attn.shape[1] == max(gen.cached) == max(int(n) for n in gen.attn.sum(dim=1))
         alive += joining
         outs = gen.generate([seqs[i] for i in alive])
         assert outs == generate_batch(model, enc, [seqs[i] for i in alive], MAX_NEW), f"turn {turn}"

@@ -397,6 +397,7 @@ class CachedGenerator:
         if self.cache is None:
             self.cache, self.ids, self.attn, self.cached = joining.cache, joining.ids, joining.attn, joining.cached
             return
+        self._compact()
         # right-align both blocks of rows: the narrower one gets holes (masked columns) on the left
         width = max(self.ids.shape[1], ids.shape[1])
         for mine, theirs in zip(self.cache.layers, joining.cache.layers, strict=True):
@@ -407,6 +408,25 @@ class CachedGenerator:
                               F.pad(ids, (width - ids.shape[1], 0), value=self.pad_id)])
         self.attn = torch.cat([F.pad(self.attn, (width - self.attn.shape[1], 0)), F.pad(attn, (width - attn.shape[1], 0))])
         self.cached += joining.cached
+
+    def _compact(self) -> None:
+        """Drop the holes: move each row's cached tokens to the right end, so the cache is as wide as the longest
+        row. Without this, rows joining a long-running batch would attend over every column the batch ever had
+        (the columns of rows that left, the filler after short replies). Keys keep their rotary positions, and
+        the next positions come from counting the mask's ones, which moving columns does not change."""
+        import torch
+
+        lengths = self.attn.sum(dim=1)
+        width = int(lengths.max())
+        if width == self.attn.shape[1]:
+            return
+        # per row, the columns of its tokens in order, left-padded with column 0 (masked out below)
+        order = torch.sort(self.attn, dim=1, stable=True).indices[:, -width:]
+        self.ids = self.ids.gather(1, order)
+        self.attn = (torch.arange(width, device=self.device)[None, :] >= width - lengths[:, None]).long()
+        for layer in self.cache.layers:
+            index = order[:, None, :, None].expand(-1, layer.keys.shape[1], -1, layer.keys.shape[3])
+            layer.keys, layer.values = layer.keys.gather(2, index), layer.values.gather(2, index)
 
     def keep(self, rows: list[int]) -> None:
         """Keep only these rows (in this order), e.g. the episodes still running."""
