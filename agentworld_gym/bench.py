@@ -233,10 +233,9 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
     if policy is not None and hasattr(policy, "encoder"):  # batched HF policy
         from .policies.llm import run_episodes_batched
 
-        bar = _progress(None, f"{desc} (32 at a time)", total=len(envs))
-        out = run_episodes_batched(envs, policy, [seed + i for i in range(len(envs))], options, batch_size=32,
-                                   on_episode_end=lambda _: bar.update())
-        bar.close()
+        out = []
+        for lo in _progress(range(0, len(envs), 32), f"{desc} (batches of 32)"):
+            out += run_episodes_batched(envs[lo:lo + 32], policy, [seed + lo + i for i in range(len(envs[lo:lo + 32]))], options[lo:lo + 32])
     else:
         out = []
         for i, (env, opt) in enumerate(_progress(list(zip(envs, options, strict=True)), desc)):

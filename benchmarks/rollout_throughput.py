@@ -2,13 +2,10 @@
 
 Every mode plays the same `episodes` tasks with the same greedy model, each episode in its own env:
 
-* ``batched``            `batch_size` episodes at once, one generate call per turn for all of them; an ending
-                         episode's place goes to the next waiting one (continuous batching); each episode's
-                         KV cache lives across turns, so a turn encodes only the new tokens (tool results,
-                         next prompt)
-* ``batched_waves``      `batch_size` episodes at a time, each group played to its end before the next starts:
-                         the batch thins out as its episodes end (the way before continuous batching)
-* ``batched_reencode``   continuous batching, but every turn re-encodes the whole transcripts
+* ``batched``            `batch_size` episodes at a time, one generate call per turn for all running episodes of
+                         the group (a group is played to its end before the next starts); each episode's KV cache
+                         lives across turns, so a turn encodes only the new tokens (tool results, next prompt)
+* ``batched_reencode``   the same batching, but every turn re-encodes the whole transcripts (the old way)
 * ``single``             the episodes one after another, each with its cache kept across turns
 * ``single_reencode``    one after another, re-encoding every turn (the baseline of the earlier figures)
 
@@ -29,7 +26,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-MODES = ("batched", "batched_waves", "batched_reencode", "single", "single_reencode")
+MODES = ("batched", "batched_reencode", "single", "single_reencode")
 
 
 @dataclass
@@ -56,17 +53,14 @@ def play(policy, tasks, theme: str, max_turns: int, batch_size: int, mode: str) 
     from agentworld_gym.policies.llm import run_episodes_batched
 
     reuse = not mode.endswith("_reencode")
-    if mode == "batched_waves":
-        groups = [tasks[i:i + batch_size] for i in range(0, len(tasks), batch_size)]
-    else:
-        groups = [tasks] if mode.startswith("batched") else [[t] for t in tasks]
+    size = batch_size if mode.startswith("batched") else 1
+    groups = [tasks[i:i + size] for i in range(0, len(tasks), size)]
     results, logs = [], []
     t0 = time.perf_counter()
     for group in groups:
         envs = [AgentWorldEnv(theme, tasks=[t], max_turns=max_turns) for t in group]
         log: list[dict] = []
-        results += run_episodes_batched(envs, policy, options=[{"task": t} for t in group], reuse_cache=reuse, turn_log=log,
-                                        batch_size=batch_size)
+        results += run_episodes_batched(envs, policy, options=[{"task": t} for t in group], reuse_cache=reuse, turn_log=log)
         logs.append(log)
         for env in envs:
             env.close()
@@ -137,7 +131,6 @@ def main(args: Args) -> dict:
                              "per_turn": per_turn(logs[m])} for m in modes},
                "speedups": {}}
     for a, b in (("batched", "single"), ("batched", "single_reencode"), ("batched", "batched_reencode"),
-                 ("batched", "batched_waves"), ("batched_waves", "single"),
                  ("batched_reencode", "single_reencode"), ("single", "single_reencode")):
         if a in runs and b in runs:
             ratios = [x["tokens_per_s"] / y["tokens_per_s"] for x, y in zip(runs[a], runs[b], strict=True)]

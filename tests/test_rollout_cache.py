@@ -105,56 +105,6 @@ def test_batched_episodes_reusing_the_cache_match_re_encoding(lively, tasks):
     assert sum(row["gen_tokens"] for row in log) == sum(r["gen_tokens"] for r in reused)
 
 
-def test_rows_added_between_calls_equal_fresh_encoding(lively, tasks):
-    """Continuous batching: rows join a running generator (after rows left, with shorter and longer
-    prompts than the cached columns); every call gives exactly what re-encoding all transcripts gives."""
-    model, tok = lively
-    enc = ChatEncoder(tok)
-    rng = random.Random(1)
-    env = AgentWorldEnv("finance")
-    seqs = []
-    for t in tasks:
-        _, info = env.reset(options={"task": t})
-        seqs.append(enc.start(model_messages(info["messages"], info["tools"])).ids)
-    seqs[5] = seqs[5][-40:]  # a short prompt joins rows whose cache is wider, and the next one is wider than them
-    gen = CachedGenerator(model, enc, MAX_NEW)
-    alive, waiting = [0, 1, 2], [3, 4, 5, 6, 7]
-    for turn in range(4):
-        joining = waiting[:2] if turn else []  # the first call starts the generator with rows 0-2
-        waiting = waiting[len(joining):]
-        gen.add([seqs[i] for i in joining])
-        if joining:  # the holes (left rows' columns, filler after short replies) are gone: as wide as the longest row
-            assert gen.attn.shape[1] == max(gen.cached) == max(int(n) for n in gen.attn.sum(dim=1))
-        alive += joining
-        outs = gen.generate([seqs[i] for i in alive])
-        assert outs == generate_batch(model, enc, [seqs[i] for i in alive], MAX_NEW), f"turn {turn}"
-        for i, out in zip(alive, outs, strict=True):
-            seqs[i] += out + ([] if out[-1] == enc.end_id else [enc.end_id])
-            seqs[i] += [rng.randrange(3, 390) for _ in range(rng.randint(1, 30))]
-        gen.keep(list(range(1, len(alive))))
-        alive = alive[1:]
-
-
-def test_continuous_batching_plays_the_same_episodes(lively, tasks):
-    """At most 4 episodes at once, a waiting one joining as one ends: the same trajectories as all 12
-    episodes in one batch re-encoding every turn, and the batch stays full while episodes wait."""
-    model, tok = lively
-    policy = HFPolicy(model, tok, max_new_tokens=MAX_NEW, temperature=0.0)
-
-    def play(log: list, **kw) -> list[dict]:
-        envs = [AgentWorldEnv("finance", tasks=[t], max_turns=2 + i % 3) for i, t in enumerate(tasks)]
-        return run_episodes_batched(envs, policy, options=[{"task": t} for t in tasks], turn_log=log, **kw)
-
-    log: list[dict] = []
-    fresh, streamed = play([], reuse_cache=False), play(log, batch_size=4)
-    key = [(r["ids"], r["mask"], r["reward"], r["turns"], r["task_id"]) for r in fresh]
-    assert [(r["ids"], r["mask"], r["reward"], r["turns"], r["task_id"]) for r in streamed] == key
-    sizes = [row["episodes"] for row in log]
-    assert max(sizes) == 4 and sizes[:3] == [4, 4, 4] and sum(r["turns"] for r in streamed) == sum(sizes)
-    with pytest.raises(ConfigError, match="batch_size"):
-        play([], batch_size=0)
-
-
 def test_cached_generator_rejects_misuse(lively):
     model, tok = lively
     gen = CachedGenerator(model, ChatEncoder(tok), 3)
@@ -164,5 +114,3 @@ def test_cached_generator_rejects_misuse(lively):
         gen.generate([seqs[0] + outs[0] + [10]])
     with pytest.raises(ConfigError, match="grown"):
         gen.generate([seqs[0][:1], seqs[1] + outs[1] + [10]])
-    with pytest.raises(ConfigError, match="at least 2 tokens"):
-        gen.add([[5]])

@@ -17,7 +17,6 @@ import logging
 import os
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -294,8 +293,7 @@ class CachedGenerator:
     the tokens equal a fresh encoding of the whole transcript (tested).
 
     On the first call, the prefix all prompts share (the system prompt with the tools; in GRPO the
-    whole first prompt of a group) is encoded once and its cache copied to every row. `add` starts
-    new rows between calls (continuous batching: a new episode takes a finished one's place).
+    whole first prompt of a group) is encoded once and its cache copied to every row.
     """
 
     def __init__(self, model, encoder: ChatEncoder, max_new_tokens: int, temperature: float = 0.0, pad_id: int | None = None):
@@ -341,7 +339,14 @@ class CachedGenerator:
         if not all(new):
             raise ConfigError("Expected every sequence to have grown since the last call (at least a generation prompt), "
                               "got one with no new tokens.")
-        ids, attn = self._append_columns(new)
+        width = max(len(q) for q in new)
+        ids = torch.full((len(new), width), self.pad_id, dtype=torch.long)
+        attn = torch.zeros((len(new), width), dtype=torch.long)
+        for i, q in enumerate(new):
+            ids[i, width - len(q):] = torch.tensor(q)
+            attn[i, width - len(q):] = 1
+        ids = torch.cat([self.ids, ids.to(self.device)], dim=1)
+        attn = torch.cat([self.attn, attn.to(self.device)], dim=1)
         sampling = dict(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0) if self.temperature > 0 else dict(do_sample=False)
         with torch.no_grad():
             out = self.model.generate(input_ids=ids, attention_mask=attn, cache=self.cache, max_new_tokens=self.max_new_tokens,
@@ -361,72 +366,6 @@ class CachedGenerator:
         self.attn = torch.cat([attn, gen_attn.to(self.device)], dim=1)
         self.cached = [n + len(q) + min(len(g), fed) for n, q, g in zip(self.cached, new, result, strict=True)]
         return result
-
-    def _append_columns(self, new: list[list[int]]):
-        """(ids, attention mask) of the cached columns followed by each row's new tokens, left-padded."""
-        import torch
-
-        width = max(len(q) for q in new)
-        ids = torch.full((len(new), width), self.pad_id, dtype=torch.long)
-        attn = torch.zeros((len(new), width), dtype=torch.long)
-        for i, q in enumerate(new):
-            ids[i, width - len(q):] = torch.tensor(q)
-            attn[i, width - len(q):] = 1
-        return torch.cat([self.ids, ids.to(self.device)], dim=1), torch.cat([self.attn, attn.to(self.device)], dim=1)
-
-    def add(self, prompts: list[list[int]]) -> None:
-        """Start a row for each prompt, after the current rows. Its cache is filled now with all of the prompt
-        but its last token, so the next `generate` call feeds every row a few tokens and none re-encodes."""
-        import torch
-        import torch.nn.functional as F
-
-        if not prompts:
-            return
-        if any(len(p) < 2 for p in prompts):
-            raise ConfigError("Expected prompts of at least 2 tokens (a chat prompt), got a shorter one.")
-        joining = CachedGenerator(self.model, self.encoder, self.max_new_tokens, self.temperature, self.pad_id)
-        joining._start([p[:-1] for p in prompts])
-        rest = [p[n:-1] for p, n in zip(prompts, joining.cached, strict=True)]  # never empty: _start leaves each row a token
-        ids, attn = joining._append_columns(rest)
-        width = max(len(q) for q in rest)
-        positions = (attn.cumsum(-1) - 1).clamp(min=0)[:, -width:]  # holes do not count, as in generate
-        with torch.no_grad():
-            self.model(input_ids=ids[:, -width:], attention_mask=attn, position_ids=positions, cache=joining.cache, use_cache=True)
-        joining.ids, joining.attn = ids, attn
-        joining.cached = [len(p) - 1 for p in prompts]
-        if self.cache is None:
-            self.cache, self.ids, self.attn, self.cached = joining.cache, joining.ids, joining.attn, joining.cached
-            return
-        self._compact()
-        # right-align both blocks of rows: the narrower one gets holes (masked columns) on the left
-        width = max(self.ids.shape[1], ids.shape[1])
-        for mine, theirs in zip(self.cache.layers, joining.cache.layers, strict=True):
-            for name in ("keys", "values"):
-                a, b = getattr(mine, name), getattr(theirs, name)
-                setattr(mine, name, torch.cat([F.pad(a, (0, 0, width - a.shape[2], 0)), F.pad(b, (0, 0, width - b.shape[2], 0))]))
-        self.ids = torch.cat([F.pad(self.ids, (width - self.ids.shape[1], 0), value=self.pad_id),
-                              F.pad(ids, (width - ids.shape[1], 0), value=self.pad_id)])
-        self.attn = torch.cat([F.pad(self.attn, (width - self.attn.shape[1], 0)), F.pad(attn, (width - attn.shape[1], 0))])
-        self.cached += joining.cached
-
-    def _compact(self) -> None:
-        """Drop the holes: move each row's cached tokens to the right end, so the cache is as wide as the longest
-        row. Without this, rows joining a long-running batch would attend over every column the batch ever had
-        (the columns of rows that left, the filler after short replies). Keys keep their rotary positions, and
-        the next positions come from counting the mask's ones, which moving columns does not change."""
-        import torch
-
-        lengths = self.attn.sum(dim=1)
-        width = int(lengths.max())
-        if width == self.attn.shape[1]:
-            return
-        # per row, the columns of its tokens in order, left-padded with column 0 (masked out below)
-        order = torch.sort(self.attn, dim=1, stable=True).indices[:, -width:]
-        self.ids = self.ids.gather(1, order)
-        self.attn = (torch.arange(width, device=self.device)[None, :] >= width - lengths[:, None]).long()
-        for layer in self.cache.layers:
-            index = order[:, None, :, None].expand(-1, layer.keys.shape[1], -1, layer.keys.shape[3])
-            layer.keys, layer.values = layer.keys.gather(2, index), layer.values.gather(2, index)
 
     def keep(self, rows: list[int]) -> None:
         """Keep only these rows (in this order), e.g. the episodes still running."""
@@ -488,43 +427,32 @@ class Episode:
 
 def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] | None = None,
                          options: list[dict | None] | None = None, reuse_cache: bool = True,
-                         turn_log: list[dict] | None = None, batch_size: int | None = None,
-                         on_episode_end: Callable[[dict], None] | None = None) -> list[dict]:
-    """Play one episode in each env; every turn of the running episodes is one batched generate call.
+                         turn_log: list[dict] | None = None) -> list[dict]:
+    """Play one episode in each env at once; every turn is one batched generate call.
 
-    At most `batch_size` episodes run at once (default: all). When one ends, the next waiting episode
-    takes its place at the next call (continuous batching), so the batch stays full instead of
-    thinning out as episodes end. With `reuse_cache` each episode's KV cache lives across turns, so a
-    call encodes only the new tokens (tool results, next prompt); without it every call re-encodes the
-    whole transcripts (same tokens, slower: kept as the benchmark's baseline).
-    Returns run_episode-like dicts (in env order) plus the token trajectory (`ids`, `mask`: 1 on the
-    model's own tokens) and `gen_tokens`. `turn_log`, if given, gets one row per generate call
-    (episodes, context and generated tokens, seconds); `on_episode_end`, if given, gets each episode's
-    result as it ends (e.g. to advance a progress bar).
+    With `reuse_cache` each episode's KV cache lives across turns, so a turn encodes only the new
+    tokens (tool results, next prompt); without it every turn re-encodes the whole transcripts
+    (same tokens, slower: kept as the benchmark's baseline). Finished episodes leave the batch.
+    Returns run_episode-like dicts plus the token trajectory (`ids`, `mask`: 1 on the model's own
+    tokens) and `gen_tokens`. `turn_log`, if given, gets one row per turn (episodes, context and
+    generated tokens, seconds).
     """
     import time
 
     seeds = seeds or [None] * len(envs)
     options = options or [None] * len(envs)
-    batch_size = max(len(envs), 1) if batch_size is None else batch_size
-    if batch_size < 1:
-        raise ConfigError(f"Expected batch_size >= 1, got {batch_size}.")
-    waiting = list(zip(envs, seeds, options, strict=True))[::-1]  # popped from the end: env order
-    episodes: list[Episode] = []
-    active: list[Episode] = []  # in the generator's row order
+    episodes = []
+    for env, seed, opt in zip(envs, seeds, options, strict=True):
+        _, info = env.reset(seed=seed, options=opt)
+        messages = model_messages(info["messages"], info["tools"])
+        episodes.append(Episode(env, policy.encoder.start(messages), len(info["messages"])))
     generator = None
-    while waiting or active:
-        joining = []
-        while waiting and len(active) + len(joining) < batch_size:
-            env, seed, opt = waiting.pop()
-            _, info = env.reset(seed=seed, options=opt)
-            joining.append(Episode(env, policy.encoder.start(model_messages(info["messages"], info["tools"])), len(info["messages"])))
-        episodes += joining
-        if generator is None or not reuse_cache or not active:
+    while True:
+        active = [e for e in episodes if not e.done]
+        if not active:
+            break
+        if generator is None or not reuse_cache:
             generator = CachedGenerator(policy.model, policy.encoder, policy.max_new_tokens, policy.temperature)
-        else:
-            generator.add([e.dialogue.ids for e in joining])
-        active += joining
         t0 = time.perf_counter()
         context = sum(len(e.dialogue.ids) for e in active)
         outs = generator.generate([e.dialogue.ids for e in active])
@@ -546,13 +474,10 @@ def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] |
                 v = info.get("verification", {})
                 e.result = {"reward": e.reward, "turns": e.turns, "success": bool(v.get("passed")), "truncated": truncated,
                             "task_id": info["task_id"], "difficulty": info["difficulty"], "theme": info.get("theme"), "info": info}
-                if on_episode_end is not None:
-                    on_episode_end(e.result)
             else:
                 policy.encoder.add_observations(e.dialogue, new_observations(info["messages"], e.seen))
             e.seen = len(info["messages"])
         generator.keep([i for i, e in enumerate(active) if not e.done])
-        active = [e for e in active if not e.done]
     return [{**e.result, "ids": e.dialogue.ids, "mask": e.dialogue.mask, "gen_tokens": e.gen_tokens} for e in episodes]
 
 
