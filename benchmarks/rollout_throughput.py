@@ -1,19 +1,22 @@
-"""Rollout throughput: batched multi-episode generation with KV-cache reuse vs one episode at a time, in the same run.
+"""Rollout throughput: continuous batching (8 slots refilled token by token) vs one episode at a time, in the same run.
 
 Every mode plays the same `episodes` tasks with the same greedy model, each episode in its own env:
 
-* ``batched``            `batch_size` episodes at a time, one generate call per turn for all running episodes of
-                         the group (a group is played to its end before the next starts); each episode's KV cache
-                         lives across turns, so a turn encodes only the new tokens (tool results, next prompt)
-* ``batched_reencode``   the same batching, but every turn re-encodes the whole transcripts (the old way)
-* ``single``             the episodes one after another, each with its cache kept across turns
-* ``single_reencode``    one after another, re-encoding every turn (the baseline of the earlier figures)
+* ``continuous``       `batch_size` slots decode together one token per step; a slot whose reply ends steps
+                       its env, encodes the tool results on its own and rejoins; a slot whose episode ends
+                       takes the next waiting episode (`run_episodes_batched`)
+* ``groups``           `batch_size` episodes at a time, one HF `generate` call per turn for the running
+                       episodes of the group, each episode's KV cache kept across turns; a group is played
+                       to its end before the next starts (`run_episodes_grouped`, the way before)
+* ``single``           one episode at a time through the continuous engine (one slot)
+* ``single_generate``  one episode at a time through `generate`, cache kept across turns (the baseline of
+                       the earlier figures)
 
 Repetitions interleave the modes (the machine may be shared: its load average is recorded) and the
 report gives the median and the range over repetitions of generated tokens/s and of the ratios, plus
 tokens/s per turn as the episodes' context grows. The modes must produce the same tokens (checked).
 
-    nice python benchmarks/rollout_throughput.py --episodes 24 --batch-size 8 --model smollm2-135m --reps 3 --modes batched,single
+    nice python benchmarks/rollout_throughput.py --episodes 24 --batch-size 8 --model runs/v2/div64-s2/final --reps 3
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-MODES = ("batched", "batched_reencode", "single", "single_reencode")
+MODES = ("continuous", "groups", "single", "single_generate")
 
 
 @dataclass
@@ -42,45 +45,51 @@ class Args:
     max_turns: int = 4
     reps: int = 3
     modes: str = ",".join(MODES)
+    dtype: str = "float32"
+    """the model's weights and activations in every mode: float32, or bfloat16 where the CPU has bf16 matmul units"""
     threads: int = 1
     """torch threads, fixed (0: torch's default); on a shared 2-core box 2 threads stall on each other"""
     out: str = "benchmarks/results/rollout_throughput.json"
 
 
-def play(policy, tasks, theme: str, max_turns: int, batch_size: int, mode: str) -> tuple[list[dict], list[list[dict]], float]:
-    """(results, per-call turn logs, seconds) of one mode."""
+def play(policy, tasks, theme: str, max_turns: int, batch_size: int, mode: str) -> tuple[list[dict], list[dict], float]:
+    """(results, per-turn log, seconds) of one mode."""
     from agentworld_gym.env import AgentWorldEnv
-    from agentworld_gym.policies.llm import run_episodes_batched
+    from agentworld_gym.policies.llm import run_episodes_batched, run_episodes_grouped
 
-    reuse = not mode.endswith("_reencode")
-    size = batch_size if mode.startswith("batched") else 1
-    groups = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-    results, logs = [], []
+    envs = [AgentWorldEnv(theme, tasks=[t], max_turns=max_turns) for t in tasks]
+    options = [{"task": t} for t in tasks]
+    log: list[dict] = []
     t0 = time.perf_counter()
-    for group in groups:
-        envs = [AgentWorldEnv(theme, tasks=[t], max_turns=max_turns) for t in group]
-        log: list[dict] = []
-        results += run_episodes_batched(envs, policy, options=[{"task": t} for t in group], reuse_cache=reuse, turn_log=log)
-        logs.append(log)
-        for env in envs:
-            env.close()
-    return results, logs, time.perf_counter() - t0
+    if mode in ("continuous", "single"):
+        results = run_episodes_batched(envs, policy, options=options, slots=batch_size if mode == "continuous" else 1, turn_log=log)
+    else:
+        size = batch_size if mode == "groups" else 1
+        results = []
+        for lo in range(0, len(envs), size):
+            group_log: list[dict] = []  # its rows count the group's own turns
+            results += run_episodes_grouped(envs[lo:lo + size], policy, options=options[lo:lo + size], turn_log=group_log)
+            log += group_log
+    seconds = time.perf_counter() - t0
+    for env in envs:
+        env.close()
+    return results, log, seconds
 
 
 def spread(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
 
-def per_turn(logs_by_rep: list[list[list[dict]]]) -> list[dict]:
-    """Median over repetitions, per turn index (summed over the calls of a rep: one call per turn when batched)."""
+def per_turn(logs_by_rep: list[list[dict]]) -> list[dict]:
+    """Per turn index: episodes, mean context, generated tokens and the median over repetitions of tokens/s
+    (the turn's tokens over the model time spent on it: whole calls for `generate`, shares of steps for slots)."""
     by_turn: dict[int, list[dict]] = {}
-    for logs in logs_by_rep:
+    for log in logs_by_rep:
         totals: dict[int, dict] = {}
-        for log in logs:
-            for row in log:
-                t = totals.setdefault(row["turn"], {"episodes": 0, "context_tokens": 0, "gen_tokens": 0, "seconds": 0.0})
-                for k in t:
-                    t[k] += row[k]
+        for row in log:
+            t = totals.setdefault(row["turn"], {"episodes": 0, "context_tokens": 0, "gen_tokens": 0, "seconds": 0.0})
+            for k in t:
+                t[k] += row[k]
         for turn, t in totals.items():
             by_turn.setdefault(turn, []).append(t)
     table = []
@@ -104,6 +113,7 @@ def main(args: Args) -> dict:
         torch.set_num_threads(args.threads)
     modes = args.modes.split(",")
     policy = HFPolicy(args.model, max_new_tokens=args.max_new_tokens, temperature=0.0, device="cpu")
+    policy.model.to(getattr(torch, args.dtype))
     theme = get_theme(args.theme)
     tasks = [synthesize_task(theme, args.difficulty, seed) for seed in range(args.episodes)]
     policy.generate([[1, 2, 3]] * 2)  # warm-up: the first generate call pays one-off costs (threads, allocator)
@@ -130,8 +140,8 @@ def main(args: Args) -> dict:
                "modes": {m: {"runs": runs[m], "tokens_per_s": spread([r["tokens_per_s"] for r in runs[m]]),
                              "per_turn": per_turn(logs[m])} for m in modes},
                "speedups": {}}
-    for a, b in (("batched", "single"), ("batched", "single_reencode"), ("batched", "batched_reencode"),
-                 ("batched_reencode", "single_reencode"), ("single", "single_reencode")):
+    for a, b in (("continuous", "single"), ("continuous", "single_generate"), ("continuous", "groups"),
+                 ("groups", "single_generate"), ("single", "single_generate")):
         if a in runs and b in runs:
             ratios = [x["tokens_per_s"] / y["tokens_per_s"] for x, y in zip(runs[a], runs[b], strict=True)]
             results["speedups"][f"{a}/{b}"] = spread(ratios)
@@ -144,7 +154,7 @@ def main(args: Args) -> dict:
     for k, s in results["speedups"].items():
         print(f"{k:34s} {s['median']:5.2f}x (range {s['min']:.2f}-{s['max']:.2f})")
     for m in modes:
-        if m.startswith("batched"):
+        if m != "single_generate":
             print(f"\nper turn, {m}:")
             for row in results["modes"][m]["per_turn"]:
                 print(f"  turn {row['turn']}: {row['episodes']} episodes, context {row['mean_context_tokens']:5d} tokens/episode, "

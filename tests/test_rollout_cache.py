@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import random
 
+import gymnasium
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -21,7 +23,9 @@ from agentworld_gym.policies.llm import (  # noqa: E402
     load_model,
     model_messages,
     run_episodes_batched,
+    run_episodes_grouped,
 )
+from agentworld_gym.policies.slots import SlotRollout  # noqa: E402
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
 
 MAX_NEW = 10
@@ -96,7 +100,7 @@ def test_batched_episodes_reusing_the_cache_match_re_encoding(lively, tasks):
 
     def play(reuse: bool, log: list) -> list[dict]:
         envs = [AgentWorldEnv("finance", tasks=[t], max_turns=2 + i % 3) for i, t in enumerate(tasks)]
-        return run_episodes_batched(envs, policy, options=[{"task": t} for t in tasks], reuse_cache=reuse, turn_log=log)
+        return run_episodes_grouped(envs, policy, options=[{"task": t} for t in tasks], reuse_cache=reuse, turn_log=log)
 
     log: list[dict] = []
     fresh, reused = play(False, []), play(True, log)
@@ -114,3 +118,91 @@ def test_cached_generator_rejects_misuse(lively):
         gen.generate([seqs[0] + outs[0] + [10]])
     with pytest.raises(ConfigError, match="grown"):
         gen.generate([seqs[0][:1], seqs[1] + outs[1] + [10]])
+
+
+# --------------------------------------------------------------------------------------------
+# Continuous batching (slots refilled at the token level)
+
+
+class RepliesAsLookups(gymnasium.ActionWrapper):
+    """Turns every reply into an account lookup by that text: the tiny model's replies become tool calls
+    whose results (an error naming the text) differ in length, so episodes run until their turn budget."""
+
+    def action(self, text):
+        return json.dumps({"name": "get_account", "arguments": {"account_id": text[:40]}})
+
+
+def _play(policy, tasks, play, log=None, turns=lambda i: 2 + i % 3):
+    envs = [RepliesAsLookups(AgentWorldEnv("finance", tasks=[t], max_turns=turns(i))) for i, t in enumerate(tasks)]
+    return play(envs, policy, [{"task": t} for t in tasks], log)
+
+
+def _groups_of(size):
+    def play(envs, policy, options, log):
+        out = []
+        for lo in range(0, len(envs), size):
+            out += run_episodes_grouped(envs[lo:lo + size], policy, options=options[lo:lo + size], turn_log=log)
+        return out
+    return play
+
+
+def _slots(n):
+    return lambda envs, policy, options, log: run_episodes_batched(envs, policy, options=options, slots=n, turn_log=log)
+
+
+def _trajectories(results):
+    return [(r["ids"], r["mask"], r["reward"], r["turns"], r["success"]) for r in results]
+
+
+@pytest.mark.parametrize("slots", [1, 3, 8])
+def test_slots_play_the_same_episodes_as_groups(lively, tasks, slots):
+    """Greedy: 12 episodes of 2-4 turns through 1, 3 or 8 slots (refilled as episodes end) give the token
+    trajectories, masks and rewards of the group-at-a-time rollout, and the turn log adds up."""
+    model, tok = lively
+    policy = HFPolicy(model, tok, max_new_tokens=MAX_NEW, temperature=0.0)
+    log: list[dict] = []
+    got = _play(policy, tasks, _slots(slots), log)
+    assert _trajectories(got) == _trajectories(_play(policy, tasks, _groups_of(4)))
+    assert sum(row["gen_tokens"] for row in log) == sum(r["gen_tokens"] for r in got)
+    assert len(log) == sum(r["turns"] for r in got) and max(r["turns"] for r in got) > 1
+
+
+def test_slots_share_a_repeated_first_prompt(lively, tasks):
+    """A GRPO-like group (each task 4 times): the repeated first prompt is encoded once per task and the
+    episodes equal those played alone; with replies cut at one token every turn ends at its first pick."""
+    model, tok = lively
+    policy = HFPolicy(model, tok, max_new_tokens=MAX_NEW, temperature=0.0)
+    group = [t for t in tasks[:3] for _ in range(4)]
+    calls = []
+    hook = model.register_forward_hook(lambda mod, args, kwargs, out: calls.append(kwargs["position_ids"][0, 0].item()), with_kwargs=True)
+    try:
+        got = _play(policy, group, _slots(5), turns=lambda i: 3)
+    finally:
+        hook.remove()
+    assert calls[0] == 0 and calls.count(0) == 1  # the prefix all prompts share, encoded once
+    prefix_end = calls[1]
+    assert calls.count(prefix_end) == 3  # then each task's own part once, though each task starts 4 episodes
+    alone = _play(policy, tasks[:3], _groups_of(1), turns=lambda i: 3)
+    assert _trajectories(got) == [x for x in _trajectories(alone) for _ in range(4)]
+    short = HFPolicy(model, tok, max_new_tokens=1, temperature=0.0)
+    assert _trajectories(_play(short, tasks, _slots(4))) == _trajectories(_play(short, tasks, _groups_of(12)))
+
+
+def test_slots_sample_reproducibly(lively, tasks):
+    """At temperature 1 the slots sample: the same torch seed gives the same episodes, another seed others."""
+    model, tok = lively
+    policy = HFPolicy(model, tok, max_new_tokens=MAX_NEW, temperature=1.0)
+
+    def sample(seed):
+        torch.manual_seed(seed)
+        return _trajectories(_play(policy, tasks, _slots(4)))
+
+    first = sample(0)
+    assert first == sample(0) and first != sample(1)
+    assert all(0 <= t < model.config.vocab_size for ids, *_ in first for t in ids)
+
+
+def test_slots_reject_zero(lively):
+    model, tok = lively
+    with pytest.raises(ConfigError, match="slots >= 1"):
+        SlotRollout(HFPolicy(model, tok), 0)

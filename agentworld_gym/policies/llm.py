@@ -424,18 +424,58 @@ class Episode:
     gen_tokens: int = 0
     done: bool = False
 
+    def play(self, reply: list[int], policy: HFPolicy) -> bool:
+        """Append the model's reply, step the env with it and, unless the episode is over (then `result`
+        is set), append the tool results and the next generation prompt. True when it is over."""
+        text = policy.encoder.add_assistant(self.dialogue, reply)
+        self.gen_tokens += len(reply)
+        _, reward, terminated, truncated, info = self.env.step(text)
+        self.reward += reward
+        self.turns += 1
+        if not (terminated or truncated) and len(self.dialogue.ids) + policy.max_new_tokens > policy.max_context:
+            # out of context: end the episode with the answer it has (nothing), graded as a response
+            _, reward, terminated, truncated, info = self.env.step("")
+            self.reward += reward
+        self.done = terminated or truncated
+        if self.done:
+            v = info.get("verification", {})
+            self.result = {"reward": self.reward, "turns": self.turns, "success": bool(v.get("passed")), "truncated": truncated,
+                           "task_id": info["task_id"], "difficulty": info["difficulty"], "theme": info.get("theme"), "info": info}
+        else:
+            policy.encoder.add_observations(self.dialogue, new_observations(info["messages"], self.seen))
+            self.seen = len(info["messages"])
+        return self.done
+
+    def trajectory(self) -> dict:
+        return {**self.result, "ids": self.dialogue.ids, "mask": self.dialogue.mask, "gen_tokens": self.gen_tokens}
+
 
 def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] | None = None,
+                         options: list[dict | None] | None = None, slots: int | None = None,
+                         turn_log: list[dict] | None = None) -> list[dict]:
+    """Play one episode in each env, `slots` at a time (default: all at once) with continuous batching
+    (`slots.SlotRollout`): the running episodes decode together token by token, a reply that ends is
+    played at once, and a slot whose episode ends takes the next waiting one.
+
+    Returns, in the envs' order, run_episode-like dicts (reward, turns, success, ...) plus the token
+    trajectory (`ids`, `mask`: 1 on the model's own tokens) and `gen_tokens`. `turn_log`, if given, gets
+    one row per episode turn (context and generated tokens, its share of the model's time).
+    """
+    from .slots import SlotRollout
+
+    return SlotRollout(policy, slots or max(len(envs), 1), turn_log).run(envs, seeds, options)
+
+
+def run_episodes_grouped(envs: list, policy: HFPolicy, seeds: list[int | None] | None = None,
                          options: list[dict | None] | None = None, reuse_cache: bool = True,
                          turn_log: list[dict] | None = None) -> list[dict]:
-    """Play one episode in each env at once; every turn is one batched generate call.
+    """Play one episode in each env at once, every turn one batched `generate` call (the way before
+    continuous batching: kept as the throughput benchmark's baseline and the tests' reference).
 
     With `reuse_cache` each episode's KV cache lives across turns, so a turn encodes only the new
-    tokens (tool results, next prompt); without it every turn re-encodes the whole transcripts
-    (same tokens, slower: kept as the benchmark's baseline). Finished episodes leave the batch.
-    Returns run_episode-like dicts plus the token trajectory (`ids`, `mask`: 1 on the model's own
-    tokens) and `gen_tokens`. `turn_log`, if given, gets one row per turn (episodes, context and
-    generated tokens, seconds).
+    tokens (tool results, next prompt); without it every turn re-encodes the whole transcripts.
+    Finished episodes leave the batch. Returns what `run_episodes_batched` returns; `turn_log`, if
+    given, gets one row per call (episodes, context and generated tokens, seconds).
     """
     import time
 
@@ -460,25 +500,9 @@ def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] |
             turn_log.append({"turn": len(turn_log) + 1, "episodes": len(active), "context_tokens": context,
                              "gen_tokens": sum(len(g) for g in outs), "seconds": time.perf_counter() - t0})
         for e, gen in zip(active, outs, strict=True):
-            text = policy.encoder.add_assistant(e.dialogue, gen)
-            e.gen_tokens += len(gen)
-            _, reward, terminated, truncated, info = e.env.step(text)
-            e.reward += reward
-            e.turns += 1
-            if not (terminated or truncated) and len(e.dialogue.ids) + policy.max_new_tokens > policy.max_context:
-                # out of context: end the episode with the answer it has (nothing), graded as a response
-                _, reward, terminated, truncated, info = e.env.step("")
-                e.reward += reward
-            if terminated or truncated:
-                e.done = True
-                v = info.get("verification", {})
-                e.result = {"reward": e.reward, "turns": e.turns, "success": bool(v.get("passed")), "truncated": truncated,
-                            "task_id": info["task_id"], "difficulty": info["difficulty"], "theme": info.get("theme"), "info": info}
-            else:
-                policy.encoder.add_observations(e.dialogue, new_observations(info["messages"], e.seen))
-            e.seen = len(info["messages"])
+            e.play(gen, policy)
         generator.keep([i for i, e in enumerate(active) if not e.done])
-    return [{**e.result, "ids": e.dialogue.ids, "mask": e.dialogue.mask, "gen_tokens": e.gen_tokens} for e in episodes]
+    return [e.trajectory() for e in episodes]
 
 
 # --------------------------------------------------------------------------------------------
@@ -543,4 +567,4 @@ def make_llm_policy(spec: str, **kwargs):
 
 
 __all__ = ["CachedGenerator", "ChatEncoder", "EndpointError", "HFPolicy", "OpenAIPolicy", "compact_system_prompt", "generate_batch",
-           "load_model", "make_llm_policy", "model_messages", "run_episodes_batched", "smollm2_dir", "tool_chat_template"]
+           "load_model", "make_llm_policy", "model_messages", "run_episodes_batched", "run_episodes_grouped", "smollm2_dir", "tool_chat_template"]
