@@ -5,12 +5,14 @@ its own and rejoins the next step, and a slot whose episode ends takes the next 
 Group-at-a-time batching (one `generate` call per turn for a group of episodes) leaves most of the batch
 idle: within a call, rows that finished their reply wait for the longest one, and across turns a group
 waits for its longest episode. Here no slot waits for another, so the batch stays full while episodes
-remain; on a CPU a decode step of 8 rows costs little more than one of a single row.
+remain; a decode step of 8 rows costs far less than 8 steps of one (on the 2-core CPU of our benchmarks,
+1.7x one row in float32, 1.4x in bfloat16).
 
 Each slot's keys and values live at columns 0..length-1 of one preallocated buffer per layer
 (`SlotCache`): no padding and no holes, so a token attends exactly to its own dialogue. Prompts all
 episodes share (the system prompt with the tools) are encoded once and copied into each slot, and
-episodes that start from the same prompt (a GRPO group) encode it once.
+episodes that start from the same prompt (a GRPO group) encode it once. Attention is over the whole
+dialogue (decoder-only models with full attention: Llama, SmolLM2, Qwen2, ...).
 """
 
 from __future__ import annotations
