@@ -14,7 +14,8 @@ Every mode plays the same `episodes` tasks with the same greedy model, each epis
 
 Repetitions interleave the modes (the machine may be shared: its load average is recorded) and the
 report gives the median and the range over repetitions of generated tokens/s and of the ratios, plus
-tokens/s per turn as the episodes' context grows. The modes must produce the same tokens (checked).
+tokens/s per turn as the episodes' context grows. In float32 the modes produce the same tokens (checked and
+recorded); in bfloat16 rounding depends on the batch's shape, so their episodes differ a little.
 
     nice python benchmarks/rollout_throughput.py --episodes 24 --batch-size 8 --model runs/v2/div64-s2/final --reps 3
 """

@@ -381,7 +381,7 @@ class CachedGenerator:
 
 class HFPolicy:
     """A transformers causal LM as a policy. `act` plays one episode's turn; `run_episodes_batched`
-    drives many episodes with one batched `generate` call per turn.
+    drives many episodes at once with continuous batching (`slots.py`).
 
     Args:
         model: an alias (smollm2-135m), a local dir / HF id, or a loaded model (then pass `tokenizer`).
