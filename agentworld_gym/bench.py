@@ -478,8 +478,10 @@ def check_device(device: str | None) -> str | None:
     return device
 
 
-def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64, device: str | None = None):
-    """LLM policies are loaded once for every suite (hf: ones on `device`); None for the others (made per env)."""
+def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64, device: str | None = None,
+                dtype: str | None = None):
+    """LLM policies are loaded once for every suite (hf: ones on `device`, weights in `dtype`, default float32);
+    None for the others (made per env)."""
     if policy.startswith(("hf:", "openai:")) or policy == "smollm2-135m":
         from .policies.llm import make_llm_policy
 
@@ -487,13 +489,16 @@ def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64,
         if not policy.startswith("openai:"):
             kwargs["max_new_tokens"] = max_new_tokens
             kwargs["device"] = check_device(device)
+            if dtype:
+                kwargs["dtype"] = dtype
         return make_llm_policy(policy, **kwargs)
     return None
 
 
 def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
               temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64,
-              categories: Sequence[str] | None = None, nulls: bool = True, loaded=None, device: str | None = None) -> dict:
+              categories: Sequence[str] | None = None, nulls: bool = True, loaded=None, device: str | None = None,
+              dtype: str | None = None) -> dict:
     """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once (on `device`) and generate in batches."""
     if suite not in SUITES:
         raise ConfigError(f"Expected --suite in {(*SUITES, ALL)}, got {suite!r}.")
@@ -502,7 +507,7 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
     if episodes is not None and episodes < 1:
         raise ConfigError(f"Expected --episodes >= 1, got {episodes}.")
     cats = _split_categories(suite, categories, bfcl_path).get(suite)
-    loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens, device)
+    loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens, device, dtype)
     t0 = time.time()
     if suite == "heldout":
         result = evaluate(heldout_suite(episodes, seed, categories=cats), policy, loaded, runs, seed, nulls)
@@ -512,17 +517,19 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
         result = evaluate(tau2_suite(episodes, seed, cats), policy, loaded, runs, seed, nulls)
     result["wall_s"] = round(time.time() - t0, 1)
     result["temperature"] = temperature
+    if loaded is not None and hasattr(loaded, "model"):
+        result["dtype"] = str(next(loaded.model.parameters()).dtype).removeprefix("torch.")
     return result
 
 
 def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int = 1, seed: int = 0, temperature: float = 0.0,
             bfcl_path: str | None = None, max_new_tokens: int = 64, categories: Sequence[str] | None = None,
-            device: str | None = None) -> dict:
+            device: str | None = None, dtype: str | None = None) -> dict:
     """Every suite into one folder: <suite>.json/.md/.png, summary.json and index.html."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     split = _split_categories(ALL, categories, bfcl_path)  # fails on a bad name before any suite runs
-    loaded = load_policy(policy, temperature, max_new_tokens, device)
+    loaded = load_policy(policy, temperature, max_new_tokens, device, dtype)
     results = {}
     for suite in SUITES:
         results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded)
@@ -638,7 +645,7 @@ def cmd_suite(args) -> int:
     if args.suite == ALL:
         out = args.out or f"bench-{args.policy.replace('/', '_').replace(':', '_').replace('@', '_')[:60]}"
         results = run_all(args.policy, out, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path, categories=categories,
-                          device=getattr(args, "device", None))
+                          device=getattr(args, "device", None), dtype=getattr(args, "dtype", None))
         if args.json:
             print(json.dumps({s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}))
         else:
@@ -647,7 +654,8 @@ def cmd_suite(args) -> int:
             print(f"results and {Path(out) / 'index.html'} in {out}/")
         return 0
     result = run_suite(args.suite, args.policy, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path,
-                       categories=categories, device=getattr(args, "device", None), nulls=not getattr(args, "no_nulls", False))
+                       categories=categories, device=getattr(args, "device", None), dtype=getattr(args, "dtype", None),
+                       nulls=not getattr(args, "no_nulls", False))
     if args.out:
         save_result(result, args.out)
     print(json.dumps({k: v for k, v in result.items() if k != "items"}) if args.json else markdown_table(result))

@@ -62,8 +62,9 @@ class RandomPolicy:
         return json.dumps({"name": fn["name"], "arguments": args})
 
 
-def make_policy(spec: str, env=None, seed: int | None = None, device: str | None = None) -> Policy:
-    """'oracle' | 'random' | 'hf:<model>' | 'openai:<model>@<base_url>'; `device` places an hf: model (None: cuda when visible)."""
+def make_policy(spec: str, env=None, seed: int | None = None, device: str | None = None, dtype: str | None = None) -> Policy:
+    """'oracle' | 'random' | 'hf:<model>' | 'openai:<model>@<base_url>'; `device` places an hf: model (None: cuda when
+    visible) and `dtype` sets its weights' type (None: float32)."""
     if spec == "oracle":
         return OraclePolicy(env)
     if spec == "random":
@@ -71,7 +72,9 @@ def make_policy(spec: str, env=None, seed: int | None = None, device: str | None
     if spec.startswith(("hf:", "openai:")) or spec == "smollm2-135m":
         from .llm import make_llm_policy
 
-        return make_llm_policy(spec, device=device) if device and not spec.startswith("openai:") else make_llm_policy(spec)
+        if spec.startswith("openai:"):
+            return make_llm_policy(spec)
+        return make_llm_policy(spec, device=device, **({"dtype": dtype} if dtype else {}))
     raise ConfigError(f"Expected a policy spec 'oracle', 'random', 'hf:<model>' or 'openai:<model>@<url>', got {spec!r}.")
 
 
