@@ -517,7 +517,9 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
         result = evaluate(tau2_suite(episodes, seed, cats), policy, loaded, runs, seed, nulls)
     result["wall_s"] = round(time.time() - t0, 1)
     result["temperature"] = temperature
-    if loaded is not None and hasattr(loaded, "model"):
+    from .policies.llm import HFPolicy
+
+    if isinstance(loaded, HFPolicy):  # the weights' type the scores were made with
         result["dtype"] = str(next(loaded.model.parameters()).dtype).removeprefix("torch.")
     return result
 
