@@ -222,8 +222,11 @@ def _null_policies(seed: int, names: Sequence[str] | None = None) -> dict:
 # Held-out suite
 
 
+EVAL_SLOTS = 32  # episodes an LLM policy plays at once (continuous batching: a finished one is replaced at once)
+
+
 def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int = 5, desc: str = "heldout") -> list[dict]:
-    """One episode per task; LLM policies play all episodes at once (batched)."""
+    """One episode per task; HF policies play EVAL_SLOTS at a time (continuous batching), others one by one."""
     from .env import AgentWorldEnv
     from .policies import make_policy, run_episode
 
@@ -233,9 +236,9 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
     if policy is not None and hasattr(policy, "encoder"):  # batched HF policy
         from .policies.llm import run_episodes_batched
 
-        out = []
-        for lo in _progress(range(0, len(envs), 32), f"{desc} (batches of 32)"):
-            out += run_episodes_batched(envs[lo:lo + 32], policy, [seed + lo + i for i in range(len(envs[lo:lo + 32]))], options[lo:lo + 32])
+        bar = _progress(None, f"{desc} ({EVAL_SLOTS} at a time)", total=len(envs))
+        out = run_episodes_batched(envs, policy, [seed + i for i in range(len(envs))], options, slots=EVAL_SLOTS, on_episode_end=bar.update)
+        bar.close()
     else:
         out = []
         for i, (env, opt) in enumerate(_progress(list(zip(envs, options, strict=True)), desc)):

@@ -202,6 +202,19 @@ def test_slots_sample_reproducibly(lively, tasks):
     assert all(0 <= t < model.config.vocab_size for ids, *_ in first for t in ids)
 
 
+def test_slots_report_each_ended_episode(lively, tasks):
+    """`on_episode_end` (the bench's progress bar) fires once per episode, as each ends."""
+    model, tok = lively
+    policy = HFPolicy(model, tok, max_new_tokens=MAX_NEW, temperature=0.0)
+    ended = []
+    envs = [RepliesAsLookups(AgentWorldEnv("finance", tasks=[t], max_turns=2 + i % 3)) for i, t in enumerate(tasks)]
+    turns_log: list[dict] = []
+    results = run_episodes_batched(envs, policy, options=[{"task": t} for t in tasks], slots=3, turn_log=turns_log,
+                                   on_episode_end=lambda: ended.append(len(turns_log)))
+    assert len(ended) == len(results) == len(tasks)
+    assert ended[0] < ended[-1] == len(turns_log)  # each call came as its episode ended, not all at the end
+
+
 def test_slots_reject_zero(lively):
     model, tok = lively
     with pytest.raises(ConfigError, match="slots >= 1"):

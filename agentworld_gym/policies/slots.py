@@ -116,9 +116,9 @@ class SlotRollout:
     """Plays episodes through `slots` slots (see the module docstring) with an `HFPolicy`'s model,
     encoder, reply budget and temperature. `turn_log`, if given, gets one row per episode turn: its
     context and generated tokens and its share of the model's time (a decode step is split evenly
-    among the slots it served)."""
+    among the slots it served). `on_episode_end`, if given, is called as each episode ends (progress bars)."""
 
-    def __init__(self, policy, slots: int = 8, turn_log: list[dict] | None = None):
+    def __init__(self, policy, slots: int = 8, turn_log: list[dict] | None = None, on_episode_end=None):
         import torch
 
         if slots < 1:
@@ -126,6 +126,7 @@ class SlotRollout:
         self.policy, self.model, self.encoder = policy, policy.model, policy.encoder
         self.slots = slots
         self.turn_log = turn_log
+        self.on_episode_end = on_episode_end
         self.device = next(self.model.parameters()).device
         self.torch = torch
         self.sdpa = getattr(self.model.config, "_attn_implementation", "sdpa") == "sdpa"
@@ -272,4 +273,7 @@ class SlotRollout:
             self.turn_log.append({"turn": e.turns + 1, "episodes": 1, "context_tokens": e.turn_context,
                                   "gen_tokens": len(e.reply), "seconds": e.turn_seconds})
         reply, e.reply = e.reply, []
-        return e.play(reply, self.policy)
+        over = e.play(reply, self.policy)
+        if over and self.on_episode_end is not None:
+            self.on_episode_end()
+        return over
