@@ -492,8 +492,7 @@ def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64,
         if not policy.startswith("openai:"):
             kwargs["max_new_tokens"] = max_new_tokens
             kwargs["device"] = check_device(device)
-            if dtype:
-                kwargs["dtype"] = dtype
+            kwargs["dtype"] = dtype
         return make_llm_policy(policy, **kwargs)
     return None
 

@@ -238,17 +238,17 @@ def check_dtype(dtype: str) -> str:
     return dtype
 
 
-def load_model(name: str, device: str | None = None, trainable_lora: bool = False, dtype: str = "float32"):
+def load_model(name: str, device: str | None = None, trainable_lora: bool = False, dtype: str | None = None):
     """(model, tokenizer) from an alias, a local HF dir, a LoRA checkpoint dir or an HF id (offline cache).
 
     A dir holding a LoRA adapter loads its base model and the adapter; with `trainable_lora` the adapter
     stays separate and trainable, otherwise it is merged for fast inference. `dtype` (one of DTYPES)
-    is the weights' type: float32 for training, bfloat16 or float16 for faster inference.
+    is the weights' type: float32 (None, the default) for training, bfloat16 or float16 for faster inference.
     """
     from .model_source import check_model_source
 
     check_model_source(name)  # before transformers: no hub retries for a name that cannot load
-    check_dtype(dtype)
+    dtype = check_dtype(dtype or "float32")
     transformers = require("transformers", "llm")
     torch = require("torch", "llm")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -404,7 +404,7 @@ class HFPolicy:
     """
 
     def __init__(self, model: Any = SMOLLM2_ALIAS, tokenizer=None, max_new_tokens: int = 96, temperature: float = 0.0,
-                 device: str | None = None, max_context: int = 2048, dtype: str = "float32"):
+                 device: str | None = None, max_context: int = 2048, dtype: str | None = None):
         if isinstance(model, str):
             model, tokenizer = load_model(model, device, dtype=dtype)
         elif tokenizer is None:
