@@ -31,6 +31,7 @@ REPRODUCE_START, REPRODUCE_END = "<!-- reproduce-tables:start -->", "<!-- reprod
 REPRODUCE = RESULTS / "reproduce_v2"
 STAGES = {"base": "untrained", "sft": "SFT"}  # and <stage>_grpo[<steps>] for GRPO from any of them (sft_grpo: "SFT + GRPO")
 BUDGET = 64  # SFT dialogues of the diversity sweep (run_diversity.sh)
+GRPO_VARIANTS = {"l12": "levels 1-2, 4 tasks x G=4"}  # run_grpo.sh's recipe variants, as the table names them
 
 
 def pct(x: float) -> str:
@@ -163,11 +164,12 @@ def _pooled(runs: dict[int | None, dict], seeds: list[int] | None) -> tuple[int,
     return sum(k for k, _ in counts), sum(n for _, n in counts)
 
 
-def _grpo_point(name: str) -> tuple[str, int | None] | None:
-    """(the SFT stage it started from, its steps if not the recipe's) of a `<stage>_grpo[<steps>]` stage (sft_grpo:
-    sft; div64e512_grpo12: 12 steps from div64e512), else None."""
-    m = re.fullmatch(r"(.+)_grpo(\d*)", name)
-    return (m[1], int(m[2]) if m[2] else None) if m else None
+def _grpo_point(name: str) -> tuple[str, int | None, str | None] | None:
+    """(the SFT stage it started from, its steps if not the recipe's, its recipe variant) of a
+    `<stage>_grpo[<steps>][_<variant>]` stage (sft_grpo: sft; div64e512_grpo12_l12: 12 steps of variant l12 from
+    div64e512; variants are defined in run_grpo.sh), else None."""
+    m = re.fullmatch(r"(.+)_grpo(\d*)(?:_([a-z0-9]+))?", name)
+    return (m[1], int(m[2]) if m[2] else None, m[3]) if m else None
 
 
 def _grpo_from(name: str) -> str | None:
@@ -190,8 +192,9 @@ def _diversity(name: str) -> int | None:
 
 def _label(name: str) -> str:
     if point := _grpo_point(name):
-        base, steps = point
-        return _label(base) + " + GRPO" + (f" ({steps} steps)" if steps else "")
+        base, steps, variant = point
+        detail = ", ".join(filter(None, [f"{steps} steps" if steps else "", GRPO_VARIANTS.get(variant, variant)]))
+        return _label(base) + " + GRPO" + (f" ({detail})" if detail else "")
     if point := _sft_point(name):
         n, e = point
         return f"SFT, {n} pool theme{'s' * (n != 1)}" + (f", {e} dialogues" if e != BUDGET else "")
@@ -202,7 +205,7 @@ def _stage_order(name: str) -> tuple:
     """Trained stages, then the diversity points by N (and budget), each followed by GRPO from it, then the
     reference policies."""
     if point := _grpo_point(name):
-        return (*_stage_order(point[0]), 1, point[1] or 0)
+        return (*_stage_order(point[0]), 1, point[1] or 0, point[2] or "")
     if name in STAGES:
         return (list(STAGES).index(name), 0, 0, name)
     point = _sft_point(name)

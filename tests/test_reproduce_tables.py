@@ -79,6 +79,7 @@ def test_diversity_points_are_labelled_ordered_compared_and_plotted(tmp_path):
     for seed, k in ((0, 12), (2, 15)):  # GRPO from that SFT stage (run_grpo.sh), two of its three seeds
         bench_file(tmp_path, f"div16e256_grpo_s{seed}", k)
     bench_file(tmp_path, "div16e256_grpo12_s0", 20)  # a longer GRPO run (run_grpo.sh div16e256:0:12), one seed
+    bench_file(tmp_path, "div16e256_grpo12_l12_s0", 14)  # the same length in recipe variant l12 (div16e256:0:12:l12)
     bench_file(tmp_path, "sft_s0", 4)
     bench_file(tmp_path, "null_oracle", 100)
     proc = subprocess.run([sys.executable, str(BENCH / "readme_tables.py"), "--summary", str(tmp_path)], capture_output=True, text=True)
@@ -86,6 +87,7 @@ def test_diversity_points_are_labelled_ordered_compared_and_plotted(tmp_path):
     table = (tmp_path / "summary.md").read_text()
     order = ["| SFT |", "| SFT, 1 pool theme |", "| SFT, 16 pool themes |", "| SFT, 16 pool themes, 256 dialogues |",
              "| SFT, 16 pool themes, 256 dialogues + GRPO |", "| SFT, 16 pool themes, 256 dialogues + GRPO (12 steps) |",
+             "| SFT, 16 pool themes, 256 dialogues + GRPO (12 steps, levels 1-2, 4 tasks x G=4) |",
              "| SFT, 256 pool themes |", "| oracle (reference)"]
     assert [table.index(label) for label in order] == sorted(table.index(label) for label in order)
     diff = {tuple(d["stages"]): d for d in json.loads((tmp_path / "summary.json").read_text())["differences"]}
@@ -97,4 +99,5 @@ def test_diversity_points_are_labelled_ordered_compared_and_plotted(tmp_path):
     assert diff["div16e256_grpo", "div16e256"]["difference"] == 0.045 and diff["div16e256_grpo", "div16e256"]["seeds"] == [0, 2]
     assert "| SFT, 16 pool themes, 256 dialogues + GRPO - SFT, 16 pool themes, 256 dialogues (seeds 0, 2) | +4.5 [" in table
     assert diff["div16e256_grpo12", "div16e256"]["difference"] == 0.12 and diff["div16e256_grpo12", "div16e256"]["seeds"] == [0]
+    assert diff["div16e256_grpo12_l12", "div16e256"]["difference"] == 0.06  # 14/100 - 8/100 on seed 0
     assert (tmp_path / "diversity.png").stat().st_size > 0
