@@ -225,6 +225,19 @@ def test_ray_rollout_actors_sample_from_the_weights_being_trained(tiny, tasks, t
     ray.shutdown()
 
 
+def test_rollouts_through_fewer_slots_than_episodes_keep_task_order_and_tokens(tiny, tasks):
+    """With rollout_batch below the step's episodes, freed slots take the waiting ones: the same greedy
+    trajectories, grouped in task order, as with every episode in its own slot."""
+    from agentworld_gym.policies.llm import load_model
+    from agentworld_gym.train.grpo import rollout
+
+    model, tok = load_model(tiny, "cpu")
+    every = rollout(model, tok, tasks[:3], _grpo_cfg(tiny, "unused", tasks, temperature=0.0))
+    few = rollout(model, tok, tasks[:3], _grpo_cfg(tiny, "unused", tasks, temperature=0.0, rollout_batch=2))
+    assert [t["group"] for t in few] == [0, 0, 1, 1, 2, 2]
+    assert [t["ids"] for t in few] == [t["ids"] for t in every] and all(t["gen_tokens"] > 0 for t in few)
+
+
 def test_recovery_examples_show_the_error_and_train_only_the_recovery(tiny, tasks):
     from agentworld_gym.policies.llm import ChatEncoder, load_model
     from agentworld_gym.train.sft import make_examples, oracle_dialogue

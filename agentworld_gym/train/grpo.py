@@ -70,7 +70,7 @@ class GRPOConfig:
     micro_batch: int = 8
     """trajectories per forward/backward (gradient accumulation)"""
     rollout_batch: int = 64
-    """episodes per batched generate call"""
+    """episodes decoded together (slots of the continuous-batching engine; a slot whose episode ends takes the next)"""
     max_turns: int = 4
     """turns per rollout episode"""
     max_new_tokens: int = 64
@@ -175,17 +175,16 @@ def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig) -> list[dict]:
     policy = HFPolicy(model, tok, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, max_context=cfg.max_context)
     model.eval()
     jobs = [(gi, task) for gi, task in enumerate(tasks) for _ in range(cfg.group_size)]
-    out: list[dict] = []
-    for lo in range(0, len(jobs), cfg.rollout_batch):
-        chunk = jobs[lo:lo + cfg.rollout_batch]
-        envs = [AgentWorldEnv(task.theme, tasks=[task], max_turns=cfg.max_turns) for _, task in chunk]
-        results = run_episodes_batched(envs, policy, seeds=[0] * len(envs), options=[{"task": task} for _, task in chunk])
-        for (gi, _task), r in zip(chunk, results, strict=True):
-            r["group"] = gi
-            r.pop("info", None)
-        out += results
+    envs = [AgentWorldEnv(task.theme, tasks=[task], max_turns=cfg.max_turns) for _, task in jobs]
+    try:
+        out = run_episodes_batched(envs, policy, seeds=[0] * len(envs), options=[{"task": task} for _, task in jobs],
+                                   slots=cfg.rollout_batch)
+    finally:
         for e in envs:
             e.close()
+    for (gi, _task), r in zip(jobs, out, strict=True):
+        r["group"] = gi
+        r.pop("info", None)
     model.train()
     return out
 
