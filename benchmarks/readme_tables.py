@@ -29,7 +29,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 START, END = "<!-- suite-tables:start -->", "<!-- suite-tables:end -->"
 REPRODUCE_START, REPRODUCE_END = "<!-- reproduce-tables:start -->", "<!-- reproduce-tables:end -->"
 REPRODUCE = RESULTS / "reproduce_v2"
-STAGES = {"base": "untrained", "sft": "SFT"}  # and <stage>_grpo[<steps>] for GRPO from any of them (sft_grpo: "SFT + GRPO")
+STAGES = {"base": "untrained", "sft": "SFT"}  # and <stage>_grpo[<steps>][_<variant>] for GRPO from any of them
 BUDGET = 64  # SFT dialogues of the diversity sweep (run_diversity.sh)
 GRPO_VARIANTS = {"l12": "levels 1-2, 4 tasks x G=4"}  # run_grpo.sh's recipe variants, as the table names them
 
