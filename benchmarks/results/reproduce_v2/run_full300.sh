@@ -11,11 +11,11 @@ source benchmarks/results/reproduce_v2/common.sh
 mkdir -p $R/full300
 for point in "$@"; do
   if [[ $point == base ]]; then
-    stage $R/full300/heldout_base.json "${AW[@]}" bench --suite heldout --policy smollm2-135m --out $R/full300/heldout_base
-    continue
+    out=base policy=smollm2-135m
+  else
+    IFS=: read -r name s <<< "$point"
+    [[ -e $W/$name-s$s/final/config.json ]] || { echo "no checkpoint $W/$name-s$s/final: train it first" >&2; exit 2; }
+    out=${name}_s$s policy=hf:$W/$name-s$s/final
   fi
-  IFS=: read -r name s <<< "$point"
-  [[ -e $W/$name-s$s/final/config.json ]] || { echo "no checkpoint $W/$name-s$s/final: train it first" >&2; exit 2; }
-  stage $R/full300/heldout_${name}_s$s.json "${AW[@]}" bench --suite heldout --policy hf:$W/$name-s$s/final \
-    --out $R/full300/heldout_${name}_s$s
+  stage $R/full300/heldout_$out.json "${AW[@]}" bench --suite heldout --policy $policy --out $R/full300/heldout_$out
 done
