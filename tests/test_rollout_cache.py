@@ -173,15 +173,16 @@ def test_slots_share_a_repeated_first_prompt(lively, tasks):
     model, tok = lively
     policy = HFPolicy(model, tok, max_new_tokens=MAX_NEW, temperature=0.0)
     group = [t for t in tasks[:3] for _ in range(4)]
-    calls = []
-    hook = model.register_forward_hook(lambda mod, args, kwargs, out: calls.append(kwargs["position_ids"][0, 0].item()), with_kwargs=True)
+    calls = []  # the positions each forward pass fed
+    hook = model.register_forward_hook(lambda mod, args, kwargs, out: calls.append(kwargs["position_ids"][0].tolist()), with_kwargs=True)
     try:
         got = _play(policy, group, _slots(5), turns=lambda i: 3)
     finally:
         hook.remove()
-    assert calls[0] == 0 and calls.count(0) == 1  # the prefix all prompts share, encoded once
-    prefix_end = calls[1]
-    assert calls.count(prefix_end) == 3  # then each task's own part once, though each task starts 4 episodes
+    fed = [p for positions in calls for p in positions]
+    prefix_end = len(calls[0])
+    assert calls[0] == list(range(prefix_end)) and fed.count(0) == 1  # the prefix all prompts share, encoded once
+    assert fed.count(prefix_end) == 3  # then each task's own part once, though each task starts 4 episodes
     alone = _play(policy, tasks[:3], _groups_of(1), turns=lambda i: 3)
     assert _trajectories(got) == [x for x in _trajectories(alone) for _ in range(4)]
     short = HFPolicy(model, tok, max_new_tokens=1, temperature=0.0)

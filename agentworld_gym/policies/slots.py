@@ -1,18 +1,23 @@
 """Continuous batching for multi-turn rollouts: a fixed number of slots, each running one episode, that
-decode together one token per step; a slot whose turn ends steps its env, encodes the tool results on
-its own and rejoins the next step, and a slot whose episode ends takes the next queued episode.
+advance together in one forward pass per step. A slot whose turn ends steps its env and, in the next
+step, feeds what its dialogue gained (tool results, next prompt); a slot whose episode ends takes the
+next queued episode and feeds its first prompt the same way.
 
 Group-at-a-time batching (one `generate` call per turn for a group of episodes) leaves most of the batch
 idle: within a call, rows that finished their reply wait for the longest one, and across turns a group
 waits for its longest episode. Here no slot waits for another, so the batch stays full while episodes
-remain; a decode step of 8 rows costs far less than 8 steps of one (on the 2-core CPU of our benchmarks,
-1.7x one row in float32, 1.4x in bfloat16).
+remain. A step packs every slot's new tokens into one row: one token for each decoding slot, then the
+new dialogue tokens of each slot that begins a turn. On a CPU a step reads all the weights whatever it
+carries, so 8 decoding rows cost far less than 8 steps of one (on the 2-core CPU of our benchmarks, 1.7x
+one row in float32, 1.4x in bfloat16), and a turn's tool results ride along with the other slots'
+decoding instead of paying a forward pass of their own.
 
 Each slot's keys and values live at columns 0..length-1 of one preallocated buffer per layer
-(`SlotCache`): no padding and no holes, so a token attends exactly to its own dialogue. Prompts all
-episodes share (the system prompt with the tools) are encoded once and copied into each slot, and
-episodes that start from the same prompt (a GRPO group) encode it once. Attention is over the whole
-dialogue (decoder-only models with full attention: Llama, SmolLM2, Qwen2, ...).
+(`SlotCache`): no padding and no holes, so a token attends exactly to its own dialogue (`slot_attention`
+splits the packed row by slot). Prompts all episodes share (the system prompt with the tools) are
+encoded once and copied into each slot, and episodes that start from the same prompt (a GRPO group)
+encode it once. Attention is over the whole dialogue (decoder-only models with full attention: Llama,
+SmolLM2, Qwen2, ...).
 """
 
 from __future__ import annotations
@@ -25,12 +30,86 @@ from dataclasses import dataclass, field
 from ..errors import ConfigError
 from .llm import MIN_SHARED_PREFIX, Episode, model_messages, shared_prefix_len
 
+SLOT_ATTENTION = "agentworld_slots"  # the name `slot_attention` is registered under with transformers
+
+
+@dataclass
+class Segment:
+    """A slot's tokens in one step, fed after the slot's first `start` columns."""
+
+    slot: int
+    start: int
+    tokens: list[int]
+
+
+class PackedStep:
+    """Where a step's packed row goes: single-token segments first (decoding slots, attended to as one
+    batch), then the longer ones (a slot beginning a turn, attended to on its own with a causal mask)."""
+
+    def __init__(self, segments: list[Segment], device):
+        import torch
+
+        rows = [g for g in segments if len(g.tokens) == 1]
+        chunks = [g for g in segments if len(g.tokens) > 1]
+        order = rows + chunks
+        self.ids = torch.tensor([[t for g in order for t in g.tokens]], device=device)
+        columns = [g.start + i for g in order for i in range(len(g.tokens))]
+        self.positions = torch.tensor([columns], device=device)
+        self.slot_of = torch.tensor([g.slot for g in order for _ in g.tokens], device=device)
+        self.column_of = self.positions[0]
+        self.width = max(columns) + 1
+        last, n = {}, 0  # slot -> where its last token sits in the row (a slot has one segment a step)
+        for g in order:
+            n += len(g.tokens)
+            last[g.slot] = n - 1
+        self.keep = torch.tensor([last[g.slot] for g in segments], device=device)  # logits kept, in `segments` order
+        self.rows = len(rows)
+        if rows:
+            slots = [g.slot for g in rows]
+            self.row_slots = slice(0, len(rows)) if slots == list(range(len(rows))) else torch.tensor(slots, device=device)
+            row_columns = self.column_of[:len(rows)]
+            self.row_width = int(row_columns.max()) + 1
+            self.row_mask = (torch.arange(self.row_width, device=device)[None, :] <= row_columns[:, None])[:, None, None, :]
+        self.chunks = []  # (slot, first token in the row, tokens, key width, causal mask)
+        offset = len(rows)
+        for g in chunks:
+            k, width = len(g.tokens), g.start + len(g.tokens)
+            mask = torch.arange(width, device=device)[None, :] <= torch.arange(g.start, width, device=device)[:, None]
+            self.chunks.append((g.slot, offset, k, width, mask[None, None]))
+            offset += k
+
+
+def slot_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, slot_step=None, **kwargs):
+    """Attention for a `PackedStep` (transformers' attention-function signature): `query` [1, heads, tokens,
+    dim] is the packed row, `key`/`value` the layer's whole slot buffers [slots, kv heads, columns, dim]."""
+    import torch
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    step = slot_step
+    heads, dim = query.shape[1], query.shape[3]
+    kv_heads = key.shape[1]
+    parts = []
+    if step.rows:  # each query head attends with the key/value head it shares (query head h: kv head h // group)
+        q = query[0, :, :step.rows].transpose(0, 1).reshape(step.rows, kv_heads, heads // kv_heads, dim)
+        k = key[step.row_slots, :, :step.row_width]
+        v = value[step.row_slots, :, :step.row_width]
+        parts.append(sdpa(q, k, v, attn_mask=step.row_mask, scale=scaling).reshape(step.rows, heads, dim))
+    for slot, offset, n, width, mask in step.chunks:
+        q = query[:, :, offset:offset + n]
+        out = sdpa(q, key[slot:slot + 1, :, :width], value[slot:slot + 1, :, :width], attn_mask=mask, scale=scaling,
+                   enable_gqa=True)
+        parts.append(out[0].transpose(0, 1))
+    return torch.cat(parts)[None], None
+
 
 @functools.cache
 def slot_cache_class():
-    """`SlotCache`, defined on first use (transformers is an optional extra)."""
+    """`SlotCache`, defined on first use (transformers is an optional extra); registers `slot_attention`."""
     import torch
+    from transformers import AttentionInterface
     from transformers.cache_utils import Cache, CacheLayerMixin
+
+    AttentionInterface.register(SLOT_ATTENTION, slot_attention)
 
     class SlotLayer(CacheLayerMixin):
         is_sliding = False
@@ -46,28 +125,22 @@ def slot_cache_class():
             self.is_initialized = True
 
         def update(self, key_states, value_states, *args, **kwargs):
+            """Write the step's new keys/values at their slots' columns; the whole buffers for `slot_attention`."""
             if not self.is_initialized:
                 self.lazy_initialization(key_states, value_states)
             if self.keys.shape[2] < self.owner.capacity:
                 pad = (0, 0, 0, self.owner.capacity - self.keys.shape[2])
                 self.keys, self.values = torch.nn.functional.pad(self.keys, pad), torch.nn.functional.pad(self.values, pad)
-            slot, start, width = self.owner.target
-            if slot is not None:  # one slot's next columns
-                q = key_states.shape[2]
-                self.keys[slot, :, start:start + q] = key_states[0]
-                self.values[slot, :, start:start + q] = value_states[0]
-                return self.keys[slot:slot + 1, :, :width], self.values[slot:slot + 1, :, :width]
-            n = len(start)  # one column in each of the first n slots
-            rows = torch.arange(n, device=key_states.device)
-            self.keys[rows, :, start] = key_states[:, :, 0]
-            self.values[rows, :, start] = value_states[:, :, 0]
-            return self.keys[:n, :, :width], self.values[:n, :, :width]
+            step = self.owner.step
+            self.keys[step.slot_of, :, step.column_of] = key_states[0].transpose(0, 1)
+            self.values[step.slot_of, :, step.column_of] = value_states[0].transpose(0, 1)
+            return self.keys, self.values
 
         def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
-            return self.owner.target[2], 0
+            return self.owner.step.width, 0
 
         def get_seq_length(self) -> int:
-            return self.owner.target[2] if self.owner.target else 0
+            return self.owner.step.width if self.owner.step else 0
 
         def get_max_length(self) -> int:
             return -1
@@ -78,14 +151,12 @@ def slot_cache_class():
 
         def __init__(self, layers: int, slots: int, capacity: int):
             super().__init__(layers=[SlotLayer(self) for _ in range(layers)])
-            self.slots, self.capacity, self.target = slots, capacity, None
+            self.slots, self.capacity, self.step = slots, capacity, None
 
-        def write(self, slot: int | None, start, width: int) -> None:
-            """`slot`'s columns from `start` (an int), or with slot None one column in each of the first
-            len(start) slots (`start`: a LongTensor of columns); attention then reads columns 0..width-1."""
-            self.target = (slot, start, width)
-            if width > self.capacity:
-                self.capacity = max(width, 2 * self.capacity)  # layers grow on their next update
+        def write(self, step: PackedStep) -> None:
+            self.step = step
+            if step.width > self.capacity:
+                self.capacity = max(step.width, 2 * self.capacity)  # layers grow on their next update
 
         def copy_in(self, slot: int, kv: list) -> None:
             for layer, (k, v) in zip(self.layers, kv, strict=True):
@@ -107,7 +178,8 @@ def slot_cache_class():
 @dataclass
 class SlotEpisode(Episode):
     fed: int = 0  # dialogue tokens whose keys/values the slot holds
-    reply: list[int] = field(default_factory=list)  # this turn's tokens so far (the last one not fed yet)
+    reply: list[int] = field(default_factory=list)  # this turn's tokens so far (the last one not fed yet); [] between turns
+    first_prompt: tuple | None = None  # set while the episode waits for another slot to encode the prompt they share
     turn_context: int = 0  # dialogue tokens when this turn began
     turn_seconds: float = 0.0  # this turn's share of the model's time
 
@@ -115,8 +187,8 @@ class SlotEpisode(Episode):
 class SlotRollout:
     """Plays episodes through `slots` slots (see the module docstring) with an `HFPolicy`'s model,
     encoder, reply budget and temperature. `turn_log`, if given, gets one row per episode turn: its
-    context and generated tokens and its share of the model's time (a decode step is split evenly
-    among the slots it served). `on_episode_end`, if given, is called as each episode ends (progress bars)."""
+    context and generated tokens and its share of the model's time (a step's time is split evenly among
+    the tokens it fed). `on_episode_end`, if given, is called as each episode ends (progress bars)."""
 
     def __init__(self, policy, slots: int = 8, turn_log: list[dict] | None = None, on_episode_end=None):
         import torch
@@ -129,43 +201,27 @@ class SlotRollout:
         self.on_episode_end = on_episode_end
         self.device = next(self.model.parameters()).device
         self.torch = torch
-        self.sdpa = getattr(self.model.config, "_attn_implementation", "sdpa") == "sdpa"
+        self.no_mask = torch.ones(1, 1, 1, 1, dtype=torch.bool, device=self.device)  # 4D: transformers builds no mask
 
     # -- model calls ----------------------------------------------------------------------------
 
-    def _forward(self, ids, positions, allowed, **kwargs):
-        """The model on `ids` at `positions` [rows, q], attending where `allowed` [rows, 1, q, width] is True."""
-        torch = self.torch
-        mask = allowed
-        if not self.sdpa:  # eager attention adds the mask to the scores
-            dtype = next(self.model.parameters()).dtype
-            mask = torch.zeros(allowed.shape, dtype=dtype, device=self.device).masked_fill(~allowed, torch.finfo(dtype).min)
-        return self.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=self.cache, use_cache=True, **kwargs).logits
-
-    def _encode(self, slot: int, start: int, tokens: list[int]):
-        """Feed `tokens` to one slot after its first `start` columns; the last position's logits."""
-        torch = self.torch
-        width = start + len(tokens)
-        self.cache.write(slot, start, width)
-        positions = torch.arange(start, width, device=self.device)
-        allowed = torch.arange(width, device=self.device)[None, :] <= positions[:, None]
-        ids = torch.tensor([tokens], device=self.device)
-        return self._forward(ids, positions[None], allowed[None, None], logits_to_keep=1)[0, -1]
-
-    def _decode(self, tokens: list[int], columns: list[int]):
-        """One token in each of the first len(tokens) slots at its column; logits [slots, vocab]."""
-        torch = self.torch
-        positions = torch.tensor(columns, device=self.device)
-        width = max(columns) + 1
-        self.cache.write(None, positions, width)
-        allowed = torch.arange(width, device=self.device)[None, :] <= positions[:, None]
-        ids = torch.tensor(tokens, device=self.device)[:, None]
-        return self._forward(ids, positions[:, None], allowed[:, None, None, :])[:, -1]
+    def _forward(self, segments: list[Segment]):
+        """One forward pass over the segments' tokens; each segment's last-token logits [segments, vocab]."""
+        step = PackedStep(segments, self.device)
+        self.cache.write(step)
+        config = self.model.config
+        attention = config._attn_implementation
+        config._attn_implementation = SLOT_ATTENTION
+        try:
+            out = self.model(input_ids=step.ids, position_ids=step.positions, attention_mask=self.no_mask, cache=self.cache,
+                             use_cache=True, logits_to_keep=step.keep, slot_step=step)
+        finally:
+            config._attn_implementation = attention
+        return out.logits[0]
 
     def _pick(self, logits) -> list[int]:
         """Greedy at temperature 0, else a sample from softmax(logits / temperature)."""
         torch = self.torch
-        logits = logits[None] if logits.dim() == 1 else logits
         if self.policy.temperature <= 0:
             return logits.argmax(-1).tolist()
         probs = torch.softmax(logits.float() / self.policy.temperature, dim=-1)
@@ -188,40 +244,56 @@ class SlotRollout:
         self.cache = slot_cache_class()(self.model.config.num_hidden_layers, min(self.slots, len(episodes)), 64 * (1 + room // 64))
         self.users = Counter(tuple(p) for p in prompts)  # episodes yet to start from each first prompt
         self.first: dict[tuple, tuple] = {}  # first prompt -> (keys/values, logits) while other episodes need it
+        self.encoding: set[tuple] = set()  # first prompts a slot encodes in the coming step
         queue = deque(episodes)
         slots: list[SlotEpisode | None] = [None] * self.cache.slots
         with self.torch.no_grad():
             self._share_prefix(prompts)
             for s in range(len(slots)):
-                if queue:  # (a slot whose episodes end at once may have taken the rest of the queue)
-                    slots[s] = self._settle(self._start(queue.popleft(), s), s, queue)
-            self._compact(slots)
+                slots[s] = self._start(queue.popleft(), s)
             while slots:
-                t0 = time.perf_counter()
-                logits = self._decode([e.reply[-1] for e in slots], [e.fed for e in slots])
-                picks = self._pick(logits)
-                share = (time.perf_counter() - t0) / len(slots)
-                for e, token in zip(slots, picks, strict=True):
-                    e.fed += 1
-                    e.reply.append(token)
-                    e.turn_seconds += share
+                self._step(slots)
                 for s in range(len(slots)):
                     slots[s] = self._settle(slots[s], s, queue)
                 self._compact(slots)
         return [e.trajectory() for e in episodes]
 
+    def _step(self, slots: list[SlotEpisode]) -> None:
+        """One forward pass: the last token of each decoding slot and the new dialogue tokens of each slot
+        beginning a turn; then each slot's next token."""
+        served = [(s, e) for s, e in enumerate(slots) if e.first_prompt is None]
+        segments = [Segment(s, e.fed, [e.reply[-1]] if e.reply else e.dialogue.ids[e.fed:]) for s, e in served]
+        t0 = time.perf_counter()
+        logits = self._forward(segments)
+        picks = self._pick(logits)
+        share = (time.perf_counter() - t0) / sum(len(g.tokens) for g in segments)
+        for (s, e), g, token, row in zip(served, segments, picks, logits, strict=True):
+            e.fed += len(g.tokens)
+            if e.reply:
+                e.reply.append(token)
+                e.turn_seconds += share
+                continue
+            e.turn_context, e.reply, e.turn_seconds = e.fed, [token], share * len(g.tokens)
+            if self.encoding and (key := tuple(e.dialogue.ids)) in self.encoding:  # a first prompt others start from
+                self.encoding.discard(key)
+                self.first[key] = (self.cache.copy_out(s, len(key)), row)
+        for s, e in enumerate(slots):
+            if e.first_prompt is not None:
+                kv, row = self.first[e.first_prompt]
+                self._copy_first(e, s, kv, row)
+        self.first = {k: v for k, v in self.first.items() if self.users[k]}
+
     def _settle(self, e: SlotEpisode, s: int, queue: deque) -> SlotEpisode | None:
-        """While slot `s`'s reply is complete: play it, then go on with the episode or the next queued one."""
-        while e is not None and (e.reply[-1] == self.encoder.end_id or len(e.reply) >= self.policy.max_new_tokens):
+        """While slot `s`'s reply is complete: play it, then go on with the episode (its tool results are
+        fed in the next step) or start the next queued one."""
+        while e is not None and e.reply and (e.reply[-1] == self.encoder.end_id or len(e.reply) >= self.policy.max_new_tokens):
             if self._finish_turn(e):
                 e = self._start(queue.popleft(), s) if queue else None
-            else:
-                self._resume(e, s)
         return e
 
     def _compact(self, slots: list) -> None:
         """Once the queue is empty, ended episodes leave holes: move the last running episodes into them
-        and drop the empty tail, so a decode step runs only the slots in use."""
+        and drop the empty tail, so a step runs only the slots in use."""
         for s in range(len(slots)):
             while slots and slots[-1] is None:
                 slots.pop()
@@ -235,37 +307,33 @@ class SlotRollout:
         n = shared_prefix_len(prompts) if len(prompts) > 1 else 0
         self.prefix = prompts[0][:n] if n >= MIN_SHARED_PREFIX else []
         if self.prefix:
-            self._encode(0, 0, self.prefix)
+            self._forward([Segment(0, 0, self.prefix)])
             self.prefix_kv = self.cache.copy_out(0, n)
 
     def _start(self, e: SlotEpisode, s: int) -> SlotEpisode:
-        """Put a new episode in slot `s`: its first prompt's keys/values and its first token."""
-        t0 = time.perf_counter()
+        """Put a new episode in slot `s`: its first prompt's keys/values and first token when an episode
+        with the same prompt was encoded already; else the shared prefix, the rest fed in the next step."""
         key = tuple(e.dialogue.ids)
         self.users[key] -= 1
-        if key in self.first:  # an episode with the same first prompt was encoded already
-            kv, logits = self.first[key]
-            self.cache.copy_in(s, kv)
+        if key in self.first:
+            kv, row = self.first[key]
+            self._copy_first(e, s, kv, row)
+        elif key in self.encoding:  # another slot encodes it in the coming step
+            e.first_prompt = key
         else:
             if self.prefix:
                 self.cache.copy_in(s, self.prefix_kv)
-            logits = self._encode(s, len(self.prefix), e.dialogue.ids[len(self.prefix):])
+            e.fed = len(self.prefix)
             if self.users[key]:
-                self.first[key] = (self.cache.copy_out(s, len(key)), logits)
-        if not self.users[key]:
-            self.first.pop(key, None)
-        self._begin_turn(e, logits, t0)
+                self.encoding.add(key)
         return e
 
-    def _resume(self, e: SlotEpisode, s: int) -> None:
-        """After a turn: encode what the dialogue gained (the reply's unfed tokens, tool results, next prompt)."""
-        t0 = time.perf_counter()
-        self._begin_turn(e, self._encode(s, e.fed, e.dialogue.ids[e.fed:]), t0)
-
-    def _begin_turn(self, e: SlotEpisode, logits, t0: float) -> None:
+    def _copy_first(self, e: SlotEpisode, s: int, kv: list, row) -> None:
+        self.cache.copy_in(s, kv)
+        e.first_prompt = None
         e.fed = e.turn_context = len(e.dialogue.ids)
-        e.reply = self._pick(logits)
-        e.turn_seconds = time.perf_counter() - t0
+        e.reply = self._pick(row[None])
+        e.turn_seconds = 0.0
 
     def _finish_turn(self, e: SlotEpisode) -> bool:
         """Play the reply in the env; True when the episode is over."""
