@@ -2,9 +2,9 @@
 
 Every mode plays the same `episodes` tasks with the same greedy model, each episode in its own env:
 
-* ``continuous``       `batch_size` slots decode together one token per step; a slot whose reply ends steps
-                       its env, encodes the tool results on its own and rejoins; a slot whose episode ends
-                       takes the next waiting episode (`run_episodes_batched`)
+* ``continuous``       `batch_size` slots advance together, one forward pass per step; a slot whose reply ends
+                       steps its env and feeds its tool results in the next step, packed with the other slots'
+                       decoding; a slot whose episode ends takes the next waiting episode (`run_episodes_batched`)
 * ``groups``           `batch_size` episodes at a time, one HF `generate` call per turn for the running
                        episodes of the group, each episode's KV cache kept across turns; a group is played
                        to its end before the next starts (`run_episodes_grouped`, the way before)
