@@ -161,10 +161,17 @@ def test_slots_play_the_same_episodes_as_groups(lively, tasks, slots):
     model, tok = lively
     policy = HFPolicy(model, tok, max_new_tokens=MAX_NEW, temperature=0.0)
     log: list[dict] = []
-    got = _play(policy, tasks, _slots(slots), log)
+    steps = []  # each forward pass's PackedStep
+    hook = model.register_forward_hook(lambda mod, args, kwargs, out: steps.append(kwargs["slot_step"]), with_kwargs=True)
+    try:
+        got = _play(policy, tasks, _slots(slots), log)
+    finally:
+        hook.remove()
     assert _trajectories(got) == _trajectories(_play(policy, tasks, _groups_of(4)))
     assert sum(row["gen_tokens"] for row in log) == sum(r["gen_tokens"] for r in got)
     assert len(log) == sum(r["turns"] for r in got) and max(r["turns"] for r in got) > 1
+    # with several slots, a turn's tool results ride in the same forward pass as other slots' decoding
+    assert any(step.rows and step.chunks for step in steps) == (slots > 1)
 
 
 def test_slots_share_a_repeated_first_prompt(lively, tasks):
