@@ -14,7 +14,7 @@ from agentworld_gym.envs import get_theme  # noqa: E402
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
 from agentworld_gym.train import GRPOConfig, SFTConfig, group_advantages, grpo_loss, train_grpo, train_sft  # noqa: E402
 from agentworld_gym.train.common import MetricsLog  # noqa: E402
-from agentworld_gym.train.grpo import pad_batch, token_logprobs  # noqa: E402
+from agentworld_gym.train.grpo import pad_batch, sample_groups, token_logprobs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +74,32 @@ def test_group_advantages_by_hand():
     expected = [[1, -1, -1, 1], [0, 0, 0, 0], [-0.25 / s, -0.25 / s, -0.25 / s, 0.75 / s]]
     assert torch.allclose(adv, torch.tensor(expected), atol=1e-4)
     assert torch.equal(adv[1], torch.zeros(4))  # all-equal rewards: exactly zero, no signal
+
+
+def test_dynamic_sampling_keeps_groups_with_unequal_rewards():
+    rounds = [["flat0", "mixed0"], ["mixed1", "flat1"], ["mixed2", "flat2"]]
+    rewards = {"flat0": [0, 0], "mixed0": [1, 0], "mixed1": [0, 1], "flat1": [1, 1], "mixed2": [1, 0], "flat2": [0, 0]}
+    calls = []
+
+    def play(tasks, r):
+        calls.append(r)
+        return [{"task": task, "reward": x, "group": gi} for gi, task in enumerate(tasks) for x in rewards[task]]
+
+    def run(**kw):
+        calls.clear()
+        cfg = GRPOConfig(group_size=2, tasks_per_step=2, **kw)
+        return sample_groups(lambda r: rounds[r], play, cfg)
+
+    tasks, trained, played = run()  # off: round 0 as sampled, flat groups included
+    assert tasks == rounds[0] and [t["task"] for t in trained] == ["flat0"] * 2 + ["mixed0"] * 2 and calls == [0]
+
+    tasks, trained, played = run(signal_groups=2)  # stops at the round that completes the batch
+    assert tasks == ["mixed0", "mixed1"] and calls == [0, 1]
+    assert [(t["task"], t["group"]) for t in trained] == [("mixed0", 0), ("mixed0", 0), ("mixed1", 1), ("mixed1", 1)]
+    assert [task for task, _ in played] == ["flat0", "flat0", "mixed0", "mixed0", "mixed1", "mixed1", "flat1", "flat1"]
+
+    tasks, trained, _ = run(signal_groups=4, max_sample_rounds=2)  # short of signal: flat groups fill the batch
+    assert tasks == ["mixed0", "mixed1", "flat0", "flat1"] and len(trained) == 8 and calls == [0, 1]
 
 
 def test_grpo_loss_by_hand():
@@ -170,6 +196,20 @@ def test_grpo_samples_through_a_task_sampler_and_feeds_it_back(tiny, tmp_path):
     train_grpo(_grpo_cfg(tiny, tmp_path / "ts", None, sampler=env, steps=1, kl_coef=0.0))
     assert env.schedule.episodes == 4  # 2 tasks x 2 rollouts reported back to the curriculum
     assert all(t.theme == "finance" for t in source.sample_tasks(3, __import__("numpy").random.default_rng(0)))
+
+
+def test_dynamic_sampling_reports_every_episode_played_and_trains_a_fixed_batch(tiny, tmp_path):
+    import gymnasium as gym
+    from agentworld_gym.wrappers.task_sampler import TaskSampler
+
+    env = TaskSampler(gym.make("AgentWorld/finance-v0"), schedule="adaptive", band=(0.4, 0.7), window=4)
+    train_grpo(_grpo_cfg(tiny, tmp_path / "ds", None, sampler=env, steps=1, kl_coef=0.0, signal_groups=1,
+                         max_sample_rounds=2))
+    (row,) = MetricsLog.read(tmp_path / "ds" / "metrics.jsonl")
+    assert row["sample_rounds"] in (1, 2) and row["groups_with_signal"] >= row["trained_groups_with_signal"]
+    assert row["sample_rounds"] == 2 or row["groups_with_signal"] >= 1  # a second round only when the first had none
+    assert env.schedule.episodes == row["sample_rounds"] * 4  # 2 tasks x 2 rollouts a round, all reported
+    assert row["gen_tokens"] > 0 and math.isfinite(row["loss"])
 
 
 def test_grpo_trains_data_parallel_on_two_cpu_processes(tiny, tmp_path):

@@ -49,6 +49,13 @@ class GRPOConfig:
     """episodes per task (G) whose rewards are compared"""
     tasks_per_step: int = 32
     """tasks per step"""
+    signal_groups: int = 0
+    """>0: dynamic sampling. Play `tasks_per_step` tasks at a time (at most `max_sample_rounds` times) until this many
+    groups have unequal rewards and train on those alone; a group whose rewards are all equal has zero advantage and
+    would only cost an update's compute. Short of signal after the last round, flat groups fill the batch, so every
+    step trains on signal_groups x group_size episodes. 0: train on the `tasks_per_step` groups as sampled"""
+    max_sample_rounds: int = 3
+    """rounds of `tasks_per_step` tasks dynamic sampling may play in one step"""
     clip_low: float = 0.2
     """lower clip of the probability ratio: 1 - clip_low"""
     clip_high: float = 0.28
@@ -193,6 +200,31 @@ def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig) -> list[dict]:
 # The loop
 
 
+def sample_groups(sample, play, cfg: GRPOConfig) -> tuple[list[Task], list[dict], list[tuple[Task, dict]]]:
+    """One step's groups: `sample(round) -> tasks`, `play(tasks, round) -> trajectories in task order` (`group_size`
+    each).
+    Returns the tasks to train on, their trajectories (`group` numbered in that order) and every (task, trajectory)
+    played; see `GRPOConfig.signal_groups` for dynamic sampling."""
+    G = cfg.group_size
+    if not cfg.signal_groups:
+        tasks = sample(0)
+        trajs = play(tasks, 0)
+        return tasks, trajs, [(tasks[i // G], t) for i, t in enumerate(trajs)]
+    signal, flat, played = [], [], []  # groups as (task, trajectories)
+    for r in range(cfg.max_sample_rounds):
+        tasks = sample(r)
+        trajs = play(tasks, r)
+        for gi, task in enumerate(tasks):
+            group = trajs[gi * G:(gi + 1) * G]
+            played += [(task, t) for t in group]
+            (signal if len({t["reward"] for t in group}) > 1 else flat).append((task, group))
+        if len(signal) >= cfg.signal_groups:
+            break
+    chosen = (signal + flat)[:cfg.signal_groups]
+    trained = [{**t, "group": gi} for gi, (_task, group) in enumerate(chosen) for t in group]
+    return [task for task, _ in chosen], trained, played
+
+
 def _step_update(model, ref_model, trajs: list[dict], cfg: GRPOConfig, pad_id: int, opt, params, accel=None) -> dict:
     """One rollout batch -> `updates_per_step` optimizer steps; returns averaged stats."""
     import torch
@@ -314,29 +346,43 @@ def train_grpo(cfg: GRPOConfig) -> str:
     bar = tqdm(total=cfg.steps, initial=step, desc="grpo", disable=not cfg.progress or not is_main)
     while step < cfg.steps:
         t0 = time.time()
-        tasks = source.sample_tasks(cfg.tasks_per_step, np.random.default_rng([cfg.seed, step] + ([rank] if accel else [])))
-        trajs = remote(core, tasks, cfg.seed * 1_000_003 + step) if remote else rollout(core, tok, tasks, cfg)
+
+        def sample(r, step=step):  # round 0 draws what a step without dynamic sampling draws
+            key = [cfg.seed, step] + ([rank] if accel else []) + ([r] if r else [])
+            return source.sample_tasks(cfg.tasks_per_step, np.random.default_rng(key))
+
+        def play(tasks, r, step=step):
+            seed = cfg.seed * 1_000_003 + step + 7919 * r
+            return remote(core, tasks, seed) if remote else rollout(core, tok, tasks, cfg)
+
+        tasks, trajs, played = sample_groups(sample, play, cfg)
         t_roll = time.time() - t0
         rewards = torch.tensor([t["reward"] for t in trajs]).view(len(tasks), cfg.group_size)
         adv = group_advantages(rewards).view(-1)
         for t, a in zip(trajs, adv.tolist(), strict=True):
             t["advantage"] = a
-            if hasattr(source, "report"):  # curriculum feedback (TaskSampler schedules)
-                source.report(tasks[t["group"]], t["success"])
+        if hasattr(source, "report"):  # curriculum feedback (TaskSampler schedules) on every episode played
+            for task, t in played:
+                source.report(task, t["success"])
         t1 = time.time()
         stats = _step_update(model, ref_model, trajs, cfg, tok.pad_token_id, opt, params, accel)
         t_train = time.time() - t1
         step += 1
-        gen_tokens = sum(t["gen_tokens"] for t in trajs)
+        # what the policy did: every episode played (with dynamic sampling, more than were trained on)
+        done = [t for _, t in played]
+        gen_tokens = sum(t["gen_tokens"] for t in done)
         train_tokens = sum(len(t["ids"]) for t in trajs)
+        played_rewards = torch.tensor([t["reward"] for t in done]).view(-1, cfg.group_size)
         per_theme: dict[str, list[bool]] = defaultdict(list)
-        for t in trajs:
+        for t in done:
             per_theme[t.get("theme") or "?"].append(t["success"])
-        row = {"step": step, "reward": float(rewards.mean()), "success": float(np.mean([t["success"] for t in trajs])),
+        row = {"step": step, "reward": float(played_rewards.mean()), "success": float(np.mean([t["success"] for t in done])),
                **stats, "gen_tokens": gen_tokens, "train_tokens": train_tokens,
                "rollout_tokens_per_s": gen_tokens / max(t_roll, 1e-9), "train_tokens_per_s": train_tokens / max(t_train, 1e-9),
-               "rollout_s": t_roll, "train_s": t_train, "mean_turns": float(np.mean([t["turns"] for t in trajs])),
-               "groups_with_signal": int((rewards.std(dim=1) > 0).sum()), "processes": accel.num_processes if accel else 1,
+               "rollout_s": t_roll, "train_s": t_train, "mean_turns": float(np.mean([t["turns"] for t in done])),
+               "groups_with_signal": int((played_rewards.std(dim=1) > 0).sum()), "sample_rounds": -(-len(done) // (cfg.tasks_per_step * cfg.group_size)),
+               "trained_groups_with_signal": int((rewards.std(dim=1) > 0).sum()),
+               "processes": accel.num_processes if accel else 1,
                "per_theme_success": {k: float(np.mean(v)) for k, v in sorted(per_theme.items())}}
         bar.update(1)
         bar.set_postfix(reward=f"{row['reward']:.2f}", kl=f"{row.get('kl', 0):.3f}")

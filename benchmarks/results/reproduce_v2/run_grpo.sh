@@ -14,9 +14,12 @@ set -uo pipefail
 # l12lr: l12 at SFT's learning rate 1e-4 (5x): at 2e-5 the KL to the SFT model stayed below 0.04 and wins per step
 # did not rise in 12 steps (the policy barely moved). At 1e-4 the greedy policy collapsed (seed 0: 26 -> 0 of 100,
 # malformed calls); l12lr5 sits between, at 5e-5.
+# l12ds: l12 with dynamic sampling: up to 3 rounds of 4 tasks until 4 groups have unequal rewards, and the step trains
+# on those 16 episodes (l12 trained on 1-4 signal groups a step; the others' zero advantage only diluted the update).
 declare -A VARIANTS=([l12]="--difficulties 1,2 --tasks-per-step 4 --group-size 4"
                      [l12lr]="--difficulties 1,2 --tasks-per-step 4 --group-size 4 --lr 1e-4"
-                     [l12lr5]="--difficulties 1,2 --tasks-per-step 4 --group-size 4 --lr 5e-5")
+                     [l12lr5]="--difficulties 1,2 --tasks-per-step 4 --group-size 4 --lr 5e-5"
+                     [l12ds]="--difficulties 1,2 --tasks-per-step 4 --group-size 4 --signal-groups 4 --max-sample-rounds 3")
 cd "$(dirname "$0")/../../.."
 source benchmarks/results/reproduce_v2/common.sh
 for point in "$@"; do
