@@ -488,12 +488,8 @@ def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64,
     if policy.startswith(("hf:", "openai:")) or policy == "smollm2-135m":
         from .policies.llm import make_llm_policy
 
-        kwargs: dict[str, Any] = {"temperature": temperature}
-        if not policy.startswith("openai:"):
-            kwargs["max_new_tokens"] = max_new_tokens
-            kwargs["device"] = check_device(device)
-            kwargs["dtype"] = dtype
-        return make_llm_policy(policy, **kwargs)
+        device = None if policy.startswith("openai:") else check_device(device)
+        return make_llm_policy(policy, temperature=temperature, max_new_tokens=max_new_tokens, device=device, dtype=dtype)
     return None
 
 

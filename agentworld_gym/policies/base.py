@@ -72,8 +72,6 @@ def make_policy(spec: str, env=None, seed: int | None = None, device: str | None
     if spec.startswith(("hf:", "openai:")) or spec == "smollm2-135m":
         from .llm import make_llm_policy
 
-        if spec.startswith("openai:"):
-            return make_llm_policy(spec)
         return make_llm_policy(spec, device=device, dtype=dtype)
     raise ConfigError(f"Expected a policy spec 'oracle', 'random', 'hf:<model>' or 'openai:<model>@<url>', got {spec!r}.")
 

@@ -566,8 +566,13 @@ class OpenAIPolicy:
         return self.complete(model_messages(info["messages"], info["tools"]))
 
 
+# what only a model loaded here takes; an openai: endpoint runs where it is served and keeps its own max_tokens
+LOCAL_ONLY = ("device", "dtype", "max_new_tokens", "max_context")
+
+
 def make_llm_policy(spec: str, **kwargs):
-    """'smollm2-135m' | 'hf:<dir or id>' | 'openai:<model>@<base_url>'."""
+    """'smollm2-135m' | 'hf:<dir or id>' | 'openai:<model>@<base_url>'; `kwargs` go to HFPolicy, or to OpenAIPolicy
+    less LOCAL_ONLY."""
     if spec == SMOLLM2_ALIAS:
         return HFPolicy(SMOLLM2_ALIAS, **kwargs)
     if spec.startswith("hf:"):
@@ -576,7 +581,8 @@ def make_llm_policy(spec: str, **kwargs):
         model, _, url = spec[len("openai:"):].partition("@")
         if not model:
             raise ConfigError(f"Expected 'openai:<model>@<base_url>', got {spec!r}.")
-        return OpenAIPolicy(model, url or "http://localhost:8000/v1", **kwargs)
+        remote = {k: v for k, v in kwargs.items() if k not in LOCAL_ONLY}
+        return OpenAIPolicy(model, url or "http://localhost:8000/v1", **remote)
     raise ConfigError(f"Expected an LLM policy spec 'smollm2-135m', 'hf:<model>' or 'openai:<model>@<url>', got {spec!r}.")
 
 
