@@ -32,7 +32,8 @@ REPRODUCE = RESULTS / "reproduce_v2"
 STAGES = {"base": "untrained", "sft": "SFT"}  # and <stage>_grpo[<steps>][_<variant>] for GRPO from any of them
 BUDGET = 64  # SFT dialogues of the diversity sweep (run_diversity.sh)
 GRPO_VARIANTS = {"l12": "levels 1-2, 4 tasks x G=4",  # run_grpo.sh's recipe variants, as the table names them
-                 "l12lr": "levels 1-2, 4 tasks x G=4, lr 1e-4", "l12lr5": "levels 1-2, 4 tasks x G=4, lr 5e-5"}
+                 "l12lr": "levels 1-2, 4 tasks x G=4, lr 1e-4", "l12lr5": "levels 1-2, 4 tasks x G=4, lr 5e-5",
+                 "l12ds": "levels 1-2, 4 tasks x G=4, dynamic sampling"}
 
 
 def pct(x: float) -> str:
