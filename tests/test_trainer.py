@@ -11,6 +11,7 @@ pytest.importorskip("transformers")
 
 from agentworld_gym.envs import get_theme  # noqa: E402
 
+from agentworld_gym.errors import ConfigError  # noqa: E402
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
 from agentworld_gym.train import GRPOConfig, SFTConfig, group_advantages, grpo_loss, train_grpo, train_sft  # noqa: E402
 from agentworld_gym.train.common import MetricsLog  # noqa: E402
@@ -198,7 +199,7 @@ def test_grpo_samples_through_a_task_sampler_and_feeds_it_back(tiny, tmp_path):
     assert all(t.theme == "finance" for t in source.sample_tasks(3, __import__("numpy").random.default_rng(0)))
 
 
-def test_dynamic_sampling_reports_every_episode_played_and_trains_a_fixed_batch(tiny, tmp_path):
+def test_dynamic_sampling_reports_every_episode_played(tiny, tmp_path):
     import gymnasium as gym
     from agentworld_gym.wrappers.task_sampler import TaskSampler
 
@@ -210,6 +211,8 @@ def test_dynamic_sampling_reports_every_episode_played_and_trains_a_fixed_batch(
     assert row["sample_rounds"] == 2 or row["groups_with_signal"] >= 1  # a second round only when the first had none
     assert env.schedule.episodes == row["sample_rounds"] * 4  # 2 tasks x 2 rollouts a round, all reported
     assert row["gen_tokens"] > 0 and math.isfinite(row["loss"])
+    with pytest.raises(ConfigError, match="max-sample-rounds"):  # a batch no step could fill
+        train_grpo(_grpo_cfg(tiny, tmp_path / "bad", None, sampler=env, signal_groups=5, max_sample_rounds=2))
 
 
 def test_grpo_trains_data_parallel_on_two_cpu_processes(tiny, tmp_path):

@@ -202,8 +202,7 @@ def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig) -> list[dict]:
 
 def sample_groups(sample, play, cfg: GRPOConfig) -> tuple[list[Task], list[dict], list[tuple[Task, dict]]]:
     """One step's groups: `sample(round) -> tasks`, `play(tasks, round) -> trajectories in task order` (`group_size`
-    each).
-    Returns the tasks to train on, their trajectories (`group` numbered in that order) and every (task, trajectory)
+    each). Returns the tasks to train on, their trajectories (`group` numbered in that order) and every (task, trajectory)
     played; see `GRPOConfig.signal_groups` for dynamic sampling."""
     G = cfg.group_size
     if not cfg.signal_groups:
@@ -302,6 +301,10 @@ def train_grpo(cfg: GRPOConfig) -> str:
     import torch
     from tqdm import tqdm
 
+    if cfg.signal_groups > cfg.max_sample_rounds * cfg.tasks_per_step:
+        raise ConfigError(f"Expected signal_groups <= max_sample_rounds x tasks_per_step (the groups a step can play), got "
+                          f"{cfg.signal_groups} > {cfg.max_sample_rounds} x {cfg.tasks_per_step}. Raise --max-sample-rounds "
+                          "or --tasks-per-step.")
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     accel = _accelerator()
