@@ -19,6 +19,7 @@
 # Paths are relative to the repository root. --gpus N > 1 runs GRPO data-parallel (torchrun; one process per
 # GPU, gradients averaged by DDP); SFT runs in one process. --eval-dtype bfloat16 evaluates in bfloat16 (half the memory,
 # faster on GPUs; training stays float32; greedy tokens differ slightly from float32 ones). --eval-episodes 0 evaluates every held-out task;
+# --signal-groups N turns on the GRPO stage's dynamic sampling (train on N groups whose rewards differ; 0: off).
 # --only sft,eval_sft runs just those stages (names as in the log; sft means sft_s<seed> of every seed).
 # Scaling and evolve are benchmarks/arena_scaling.py; --evolve-arms targeted, untargeted or frozen (the control: the start
 # checkpoint, never trained, on each round's fresh tasks) runs one arm.
@@ -29,7 +30,7 @@ cd "$(dirname "$0")/.."
 MODEL=smollm2-135m DEVICE=cpu GPUS=1 EVAL_DTYPE=float32 PY=${PYTHON:-.venv/bin/python}
 OUT=benchmarks/results/reproduce_v2 WORK=runs/reproduce SEEDS=0
 SFT_EXAMPLES=64 SFT_BATCH=4 SFT_MICRO_BATCH= SFT_LR=1e-4 TASK_KIND=mixed SFT_DIFFICULTIES=1,2 RECOVERY_SHARE=0
-GRPO_STEPS=3 GROUP_SIZE=4 TASKS_PER_STEP=4 GRPO_LR=1e-5 MAX_NEW_TOKENS=48 MAX_TURNS=4
+GRPO_STEPS=3 GROUP_SIZE=4 TASKS_PER_STEP=4 SIGNAL_GROUPS=0 GRPO_LR=1e-5 MAX_NEW_TOKENS=48 MAX_TURNS=4
 EVAL_EPISODES=100 NULL_POLICIES=oracle
 THEME_COUNTS=0,1,4,16,64 SOURCES=flagship,catalog SCALING_EXAMPLES=64 SCALING_EPOCHS=1 SCALING_EVAL_TASKS=2 ARENA_PER_CATEGORY=1
 ROUNDS=2 EVOLVE_TRAIN_TASKS=32 EVOLVE_METHOD=grpo EVOLVE_ARMS=targeted,untargeted,frozen EVOLVE_STEPS=4 THREADS=1 SMOKE=0 ONLY=
@@ -54,6 +55,7 @@ while [[ $# -gt 0 ]]; do
     --grpo-steps) GRPO_STEPS=$2; shift ;;
     --group-size) GROUP_SIZE=$2; shift ;;
     --tasks-per-step) TASKS_PER_STEP=$2; shift ;;
+    --signal-groups) SIGNAL_GROUPS=$2; shift ;;
     --max-new-tokens) MAX_NEW_TOKENS=$2; shift ;;
     --eval-episodes) EVAL_EPISODES=$2; shift ;;
     --null-policies) NULL_POLICIES=$2; shift ;;
@@ -113,8 +115,8 @@ for s in ${SEEDS//,/ }; do
     --task-kind "$TASK_KIND" --difficulties "$SFT_DIFFICULTIES" \
     --recovery-share "$RECOVERY_SHARE" --save-every 4 --seed "$s" --device "$DEVICE" --no-progress
   stage "grpo_s$s" "$WORK/grpo-s$s/final/config.json" "${LAUNCH[@]}" train grpo --model "$WORK/sft-s$s/final" --out-dir "$WORK/grpo-s$s" \
-    --steps "$GRPO_STEPS" --group-size "$GROUP_SIZE" --tasks-per-step "$TASKS_PER_STEP" --lr "$GRPO_LR" --kl-coef 0.01 \
-    --max-new-tokens "$MAX_NEW_TOKENS" --max-turns "$MAX_TURNS" --save-every 1 --difficulties 1,2 --task-kind "$TASK_KIND" --seed "$s" --device "$DEVICE" --no-progress
+    --steps "$GRPO_STEPS" --group-size "$GROUP_SIZE" --tasks-per-step "$TASKS_PER_STEP" --signal-groups "$SIGNAL_GROUPS" \
+    --lr "$GRPO_LR" --kl-coef 0.01 --max-new-tokens "$MAX_NEW_TOKENS" --max-turns "$MAX_TURNS" --save-every 1 --difficulties 1,2 --task-kind "$TASK_KIND" --seed "$s" --device "$DEVICE" --no-progress
   for run in "sft:$WORK/sft-s$s/final" "sft_grpo:$WORK/grpo-s$s/final"; do
     stage "eval_${run%%:*}_s$s" "$OUT/heldout_${run%%:*}_s$s.json" "${AW[@]}" bench --suite heldout --policy "hf:${run#*:}" \
       "${EPISODES[@]}" --device "$DEVICE" --dtype "$EVAL_DTYPE" --out "$OUT/heldout_${run%%:*}_s$s"

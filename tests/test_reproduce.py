@@ -50,7 +50,8 @@ def test_smoke_stages_train_evaluate_and_resume(tiny, tmp_path):
     """SFT -> GRPO -> held-out eval of the result, for real with the tiny model; a second run skips them all."""
     pytest.importorskip("torch")
     out, work = tmp_path / "out", tmp_path / "work"
-    args = ("--smoke", "--model", tiny, "--out", str(out), "--work", str(work), "--only", "sft,grpo,eval_sft_grpo")  # seed 0
+    args = ("--smoke", "--model", tiny, "--out", str(out), "--work", str(work), "--only", "sft,grpo,eval_sft_grpo",
+            "--signal-groups", "1")  # seed 0, GRPO with dynamic sampling
     proc = run(*args, env_cache=tmp_path / "cache")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert (work / "grpo-s0" / "final" / "config.json").exists() and (work / "grpo-s0" / "metrics.jsonl").exists()
@@ -58,5 +59,6 @@ def test_smoke_stages_train_evaluate_and_resume(tiny, tmp_path):
     rows = logged(out)
     assert [(r[0], r[2]) for r in rows] == [("sft_s0", "done"), ("grpo_s0", "done"), ("eval_sft_grpo_s0", "done")]
     assert all(int(r[1]) >= 0 for r in rows) and f"--out-dir {work}/grpo-s0" in rows[1][3] and "--seed 0" in rows[1][3]
+    assert "--signal-groups 1" in rows[1][3] and "sample_rounds" in (work / "grpo-s0" / "metrics.jsonl").read_text()
     assert run(*args, env_cache=tmp_path / "cache").returncode == 0
     assert [r[2].split()[0] for r in logged(out)[3:]] == ["skipped"] * 3
