@@ -29,7 +29,7 @@ from typing import Any
 from ..actions import ToolCall
 from ..tasks import Task, verify
 from ..tools import validate_arguments
-from .backend import json_hash
+from .release import state_digest
 
 INSTRUCTION_KEYS = ("task", "question", "query", "instruction", "prompt")
 ANSWER_KEYS = ("reference_answer", "answer", "ground_truth", "expected_answer")
@@ -216,7 +216,7 @@ def load_release_tasks(backend, questions: Path, limit: int | None = None) -> tu
         labels = " / ".join(backend.taxonomy.values())
         tasks.append(Task(id=f"{backend.id}-{qid}", theme=backend.id, kind="imported", instruction=q[next(k for k in INSTRUCTION_KEYS if q.get(k))],
                           difficulty=min(5, max(1, len(chain))), solution=tuple(chain), answer=answer, answer_type=answer_type,
-                          state_hash=json_hash(state),  # the whole state but the named call logs
+                          state_hash=state_digest(state),  # the whole state but the named call logs
                           features={"source": "release", "calls": len(chain), "state_excluded": excluded, "taxonomy": labels,
                                     "reference_answer": reference}))
     report.loaded = len(tasks)
@@ -264,7 +264,7 @@ def recheck_synthesized(backend, tasks: list[Task], report: ReleaseTaskReport) -
         if task.answer_type == "none" and state == initial:
             continue  # its only effect was a call-log entry
         features = {**task.features, "state_excluded": report.state_excluded}
-        kept.append(dataclasses.replace(task, state_hash=json_hash(state) if state != initial else None, features=features))
+        kept.append(dataclasses.replace(task, state_hash=state_digest(state) if state != initial else None, features=features))
     return [t for t in kept if replay_score(backend, t) == 1.0]
 
 
