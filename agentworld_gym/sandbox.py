@@ -332,16 +332,19 @@ class Sandbox:
         """Kill every process of the sandbox but the worker; how many were killed. No-op unsandboxed."""
         if self.init_pid is None:
             return 0
-        killed = 0
+        killed: list[int] = []
         for _ in range(10):  # a forking child can add processes while we look: look again until none is left
-            strays = [p for p in _descendants(self.init_pid) if p != self._worker()]
+            strays = [p for p in _descendants(self.init_pid) if p != self._worker() and _alive(p)]
             for pid in strays:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            killed += len(strays)
+            killed += strays
             if not strays:
                 break
-        return killed
+        deadline = time.monotonic() + 1
+        while any(map(_alive, killed)) and time.monotonic() < deadline:  # SIGKILL lands asynchronously
+            time.sleep(0.001)
+        return len(killed)
 
     def _worker(self) -> int | None:
         """The worker: the init's child that is PID 2 in the sandbox's namespace (what bwrap runs)."""

@@ -236,6 +236,90 @@ def spin(**_extra):
     while True:
         pass
 '''),
+    # Attacks on the host's side: its reads, its parser, its disk and its CPU (issue 35).
+    "half_line": ("Write half a reply line, then sleep.", {}, [], '''
+import os, time
+def half_line(**_extra):
+    os.write(1, b'{"ok": true, "result": {"par')
+    time.sleep(600)
+'''),
+    "raw_reply": ("Write a hostile reply line straight to the protocol pipe.", {"kind": {"type": "string", "enum": ["deep", "digits", "huge"]},
+                  "size": {"type": "integer"}}, ["kind", "size"], '''
+import os
+def raw_reply(kind, size, **_extra):
+    if kind == "deep":
+        line = b"[" * size + b"]" * size
+    elif kind == "digits":
+        line = b'{"ok": true, "result": ' + b"7" * size + b"}"
+    else:
+        line = b'{"ok": true, "result": "' + b"x" * size + b'"}'
+    os.write(1, line + b"\\n")
+    return {"written": len(line)}
+'''),
+    "deep_result": ("Return a value nested deeper than any parser recurses.", {"size": {"type": "integer"}}, ["size"], '''
+def deep_result(size, **_extra):
+    value = []
+    for _ in range(size):
+        value = [value]
+    return {"deep": value}
+'''),
+    "hostile_data": ("Write a data file that is too deep, holds a huge integer or is big.", {"kind": {"type": "string",
+                     "enum": ["deep", "digits", "big"]}, "size": {"type": "integer"}}, ["kind", "size"], '''
+import os
+def hostile_data(kind, size, **_extra):
+    with open(os.path.join(os.environ["MCP_DB_DIR"], "state.json"), "w") as f:
+        if kind == "deep":
+            f.write("[" * size + "]" * size)
+        elif kind == "digits":
+            f.write('{"n": ' + "7" * size + "}")
+        else:
+            f.write('{"blob": "' + "x" * size + '"}')
+    return {"kind": kind}
+'''),
+    "many_files": ("Create many small files in the copy.", {"n": {"type": "integer"}}, ["n"], '''
+import os
+def many_files(n, **_extra):
+    made = 0
+    try:
+        for i in range(n):
+            with open(os.path.join(os.environ["MCP_DB_DIR"], f"f{i}.txt"), "w") as f:
+                f.write("x")
+            made += 1
+    except OSError as exc:
+        return {"made": made, "stopped": str(exc)}
+    return {"made": made}
+'''),
+    "fill_disk": ("Write many large files in the copy (each under the per-file cap).", {"files": {"type": "integer"}, "mb": {"type": "integer"}},
+                  ["files", "mb"], '''
+import os
+def fill_disk(files, mb, **_extra):
+    written = 0
+    try:
+        for i in range(files):
+            with open(os.path.join(os.environ["MCP_DB_DIR"], f"big{i}.bin"), "wb") as f:
+                for _ in range(mb):
+                    f.write(b"x" * 2 ** 20)
+                    written += 1
+    except OSError as exc:
+        return {"written_mb": written, "stopped": str(exc)}
+    return {"written_mb": written}
+'''),
+    "spin_children": ("Start children that spin, and either return or wait for them.", {"n": {"type": "integer"}, "wait": {"type": "boolean"}},
+                      ["n", "wait"], '''
+import os
+def spin_children(n, wait, **_extra):
+    pids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            while True:
+                pass
+        pids.append(pid)
+    if wait:
+        for pid in pids:
+            os.waitpid(pid, 0)
+    return {"children": pids}
+'''),
 }
 
 

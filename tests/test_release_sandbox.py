@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import socket
@@ -184,5 +185,103 @@ def test_unsafe_opt_out_is_loud_and_really_unconfined(release, tmp_path):
     try:
         b.reset()
         assert call(b, "read_file", path=str(secret)).data == {"text": "host secret"}
+    finally:
+        b.close()
+
+
+# ------------------------------------------------------------------ the host's side (issue 35): small limits, fast tests
+SMALL = sandbox.Limits(quota_mb=8, max_files=300, reply_mb=1, state_file_mb=1, cpu_s=2)
+
+
+@pytest.fixture
+def small(release):
+    b = ReleaseBackend(release, "hostile", timeout=2, limits=SMALL)
+    b.reset()
+    yield b
+    b.close()
+
+
+def test_half_a_line_then_sleep_is_cut_by_the_whole_reply_deadline(small):
+    t0 = time.monotonic()
+    r = call(small, "half_line")
+    assert not r.ok and "within 2s" in r.content and time.monotonic() - t0 < 6
+    usable(small)
+
+
+@pytest.mark.parametrize(("kind", "size", "why"), [("deep", 100_000, "nested more than 200 deep"),
+                                                   ("digits", 5_000, "more than 4000 digits"),
+                                                   ("huge", 3 * 2**20, "more than the 1,048,576 bytes allowed")])
+def test_hostile_reply_lines_become_error_observations(small, kind, size, why):
+    r = call(small, "raw_reply", kind=kind, size=size)
+    assert not r.ok and "reply was refused" in r.content and why in r.content, r.content
+    usable(small)  # a fresh worker: the rest of the bad line is not read as the next reply
+
+
+def test_a_result_too_deep_to_serialise_is_an_error_observation(small):
+    r = call(small, "deep_result", size=100_000)
+    assert not r.ok and "RecursionError" in r.content
+    usable(small)
+
+
+def test_hostile_data_files_are_hashed_not_parsed(small):
+    initial = small.state_hash()
+    for kind, size in (("deep", 100_000), ("digits", 5_000), ("big", 2 * 2**20)):
+        assert call(small, "hostile_data", kind=kind, size=size).ok
+        value = small.state()["state.json"]
+        if kind == "big":
+            assert value.startswith("refused: 2097164 bytes")  # never read
+        else:
+            assert isinstance(value, str) and len(value) == 64  # a digest of the bytes, not a parse
+        assert small.state_hash() != initial
+    usable(small)
+
+
+def test_many_files_hit_the_quota_of_the_whole_folder(small):
+    r = call(small, "many_files", n=5_000)
+    files = sum(1 for _ in small.episode_dir.rglob("*"))
+    if small._quota_mounted:  # the kernel refuses the file past the quota; the episode goes on
+        assert r.ok and r.data["made"] < SMALL.max_files and "No space left" in r.data["stopped"]
+        assert files <= SMALL.max_files
+        usable(small)
+    else:  # measured after the call: the episode is over quota, every later call says so, reset starts afresh
+        assert not r.ok and "quota" in r.content
+        assert "quota" in call(small, "ping").content
+    t0 = time.monotonic()
+    small.state_hash()
+    assert time.monotonic() - t0 < 2
+    small.reset()
+    usable(small)
+
+
+def test_large_files_together_stop_at_the_folder_quota(small):
+    r = call(small, "fill_disk", files=4, mb=6)  # 24 MB in files each under the 64 MB per-file cap
+    used = sum(f.stat().st_size for f in small.episode_dir.rglob("*") if f.is_file())
+    if small._quota_mounted:
+        assert r.ok and r.data["written_mb"] <= SMALL.quota_mb and "No space left" in r.data["stopped"]
+        assert used <= SMALL.quota_mb * 2**20
+        usable(small)
+    else:
+        assert not r.ok and "quota" in r.content
+    small.reset()
+    usable(small)
+
+
+def test_spinning_children_are_killed_when_the_call_returns(small):
+    assert call(small, "spin_children", n=3, wait=False).ok
+    alive = [p for p in sandbox._descendants(small.sandbox.init_pid) if sandbox._alive(p)]
+    assert alive == [small.sandbox.worker_pid]  # the killed children are at most zombies of the worker
+    usable(small)
+
+
+def test_the_groups_cpu_time_is_capped(release):
+    b = ReleaseBackend(release, "hostile", timeout=30, limits=dataclasses.replace(SMALL, cpu_s=1))
+    try:
+        b.reset()
+        if b.sandbox.cpu_seconds() is None:
+            pytest.skip("this host gives no cpuacct cgroup (RLIMIT_CPU still caps each process)")
+        t0 = time.monotonic()
+        r = call(b, "spin_children", n=3, wait=True)  # three children spinning: 1 core for the group, 1 CPU second in all
+        assert not r.ok and "more than 1 CPU seconds" in r.content and time.monotonic() - t0 < 20, r.content  # not the 30 s deadline
+        usable(b)
     finally:
         b.close()
