@@ -54,9 +54,10 @@ def test_questions_become_tasks_and_the_report_says_why_others_dropped(crm):
     assert tasks["q1"].solution == ({"name": "get_contact", "arguments": {"contact_id": "C-2"}},)
     assert (tasks["q1"].answer_type, tasks["q1"].answer) == ("facts", ["ada@analytical.example"])
     assert (tasks["q3"].answer_type, tasks["q3"].answer) == ("number", 2.0)
-    # the reference's random updated_at and token are masked out; the facts the chain produced remain
-    assert tasks["q4"].answer_type == "facts" and set(tasks["q4"].answer) == {"C-3", "alan@manchester.example"}
-    assert tasks["q2"].answer_type == "none" and tasks["q2"].state_hash  # its reference is only a random id and a time
+    # write tasks are graded on their end state; the record the reference echoes (random time and token) is not asked for
+    assert tasks["q4"].answer_type == "none" and tasks["q4"].state_hash
+    assert tasks["q2"].answer_type == "none" and tasks["q2"].state_hash
+    assert (tasks["q5"].answer_type, tasks["q5"].answer) == ("number", 1)  # a write, and a count the user asked for
     assert all(t.features["state_excluded"] == ["tool_call_logs.json"] for t in tasks.values())
 
 

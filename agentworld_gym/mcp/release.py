@@ -205,12 +205,13 @@ class ReleaseBackend:
     """A release environment: its tools in a sandboxed worker over a per-episode copy of its data."""
 
     def __init__(self, path: str | Path, env_id: str, timeout: float = 5.0, unsafe: bool = False, limits: Limits | None = None,
-                 excluded: Sequence[str] = ()):
+                 excluded: Sequence[str] = (), judge=None):
         envs = find_environments(path)
         if env_id not in envs:
             raise ConfigError(f"Expected an environment id of {str(path)!r}, got {env_id!r}.{did_you_mean(env_id, envs)}")
         self._config = {"path": str(path), "env_id": env_id, "timeout": timeout, "unsafe": unsafe, "limits": limits,
-                        "excluded": tuple(excluded)}
+                        "excluded": tuple(excluded), "judge": judge}
+        self.judge = judge  # a policy spec or object that grades the success criteria no mechanical check covers
         checkpoint, self.folder = envs[env_id]
         spec = load_spec(checkpoint, self.folder)
         self.env_id, self.id, self.timeout, self.taxonomy = env_id, f"release-{env_id}", timeout, spec["taxonomy"]
@@ -359,6 +360,16 @@ class ReleaseBackend:
             return ToolResult(False, f"Error: {message}")
         return ToolResult(True, to_text(data), data)
 
+    def grade(self, task: Task, verification):
+        """`verification` plus the task's success criteria, checked against this episode's tool results (`release_tasks.grade`)."""
+        from .release_tasks import grade
+
+        if isinstance(self.judge, str):
+            from ..policies.base import make_policy
+
+            self.judge = make_policy(self.judge)
+        return grade(task, verification, self.episode_log, self.judge)
+
     def _within_quota(self) -> bool:
         """The kernel holds a mounted episode folder to its quota; elsewhere it is measured (a bounded walk)."""
         if self._over_quota:
@@ -456,13 +467,15 @@ def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, s
 
 def make_release_env(path: str, env_id: str, tasks=None, n_tasks: int = 6, seed: int = 0, timeout: float = 5.0,
                      examples: dict | None = None, max_turns: int = 20, reward_mode: str = "binary", render_mode: str | None = None,
-                     unsafe: bool = False):
+                     unsafe: bool = False, judge=None, limits: Limits | None = None):
     """A release environment as an AgentWorldEnv: its release tasks plus `n_tasks` synthesized ones, unless `tasks` is given.
 
-    `unsafe=True` runs the tool code without the sandbox (loudly); only for releases you trust."""
+    `unsafe=True` runs the tool code without the sandbox (loudly); only for releases you trust. `judge` (a policy
+    spec such as "openai:MODEL@URL", or a policy) grades the success criteria that no mechanical check covers;
+    without one they are listed in the verification's `criteria_not_graded`."""
     from ..env import AgentWorldEnv
 
-    backend = ReleaseBackend(path, env_id, timeout, unsafe=unsafe)
+    backend = ReleaseBackend(path, env_id, timeout, unsafe=unsafe, judge=judge, limits=limits)
     try:
         if tasks is None:
             tasks, report = release_tasks(backend, path, n_tasks, seed, examples)
