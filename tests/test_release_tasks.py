@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from release_fixture import write_release
+from release_fixture import PUBLISHED_QUESTIONS, write_published_release, write_release
 
 from agentworld_gym.actions import ToolCall
 from agentworld_gym.cli import main as cli_main
@@ -202,3 +202,121 @@ def test_a_release_id_never_replaces_a_catalog_theme(tmp_path, monkeypatch):
     report = register_release(mix)
     assert "already the id of another environment" in report["failed"][clash]
     assert gym.registry[taken].entry_point == before
+
+
+# ------------------------------------------------------------------ the release as published (issue 35)
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    return write_published_release(tmp_path_factory.mktemp("published"))
+
+
+@pytest.fixture(scope="module")
+def loaded(published):
+    out = {}
+    for env_id in ("2040117", "3115020", "5066731"):
+        b = ReleaseBackend(published, env_id)
+        try:
+            out[env_id] = load_release_tasks(b, questions_file(published, env_id))
+        finally:
+            b.close()
+    return out
+
+
+def test_published_questions_load_with_their_request_verbatim_and_chain_as_gold(loaded):
+    for env_id, (_, report) in loaded.items():
+        doc = PUBLISHED_QUESTIONS[env_id][2]
+        assert report.questions == len(doc)
+    crm, report = loaded["2040117"]
+    assert (report.loaded, report.replayed, report.dropped, report.not_replayed) == (4, 4, {}, {})
+    for task, q in zip(crm, PUBLISHED_QUESTIONS["2040117"][2], strict=True):
+        assert task.instruction == q["task"]  # verbatim
+        assert task.solution == tuple({"name": s["tool"], "arguments": s["args"]} for s in q["grading_rubric"]["verified_tool_chain"])
+    assert [(t.answer_type, t.answer, bool(t.state_hash)) for t in crm] == [
+        ("facts", ["ada@analytical.example"], False),  # answer task: what the user did not already say, as the criterion names it
+        ("none", None, True), ("none", None, True),  # write tasks: the end state, generated ids and times included
+        ("number", 0.0, False)]  # {"contact_id": "C-1", "notes": 0}: the one number asked for
+    shop, report = loaded["3115020"]
+    assert report.loaded == 3 and report.replayed == 2 and len(shop) == 2
+    assert "'refund_payment', which the environment does not have" in report.dropped["3"]
+    assert "not deterministic" in report.not_replayed["2"] and "state" in report.not_replayed["2"]  # reads /dev/urandom itself
+    library, report = loaded["5066731"]
+    assert (report.loaded, report.replayed) == (2, 2)
+    assert (library[0].answer_type, library[0].answer) == ("number", 2.0)
+    assert library[1].state_hash and library[1].answer_type == "none"
+
+
+def test_success_criteria_that_name_a_step_become_checks_and_the_others_are_listed(loaded):
+    crm, _ = loaded["2040117"]
+    criteria = crm[2].features["criteria"]
+    assert [c["graded"] for c in criteria] == [True, True, False]
+    assert criteria[0]["steps"] == {"1": {"tool": "update_email", "facts": ["C-3", "alan@manchester.example"], "keys": ["email", "updated_at"]}}
+    assert criteria[1]["steps"]["2"]["facts"] == ["moved to Manchester", "C-3"]  # a quoted value counts as a fact
+    assert criteria[2]["why"] == "it names no step of the chain"
+    shop, report = loaded["3115020"]
+    assert shop[0].features["criteria"][2]["steps"]["3"] == {"tool": "cancel_order", "facts": ["cancelled", "O-7"],
+                                                             "keys": ["cancelled_at", "refund_id", "status"]}
+    assert (report.criteria_graded, report.criteria_not_graded) == (5, 1)
+
+
+def play(env, task, calls, answer):
+    env.reset(options={"task": task})
+    for name, arguments in calls:
+        env.step(json.dumps({"name": name, "arguments": arguments}))
+    *_, reward, _, _, info = env.step(json.dumps({"name": "submit", "arguments": {"answer": answer}}))
+    return reward, info["verification"]
+
+
+def test_the_env_grades_end_state_answer_and_criteria_on_the_agents_tool_results(published, tmp_path, monkeypatch):
+    from agentworld_gym.mcp.release import make_release_env
+
+    monkeypatch.setenv("AGENTWORLD_DATA", str(tmp_path / "data"))
+    env = make_release_env(str(published), "3115020", n_tasks=0)
+    cancel, cost = env.unwrapped.tasks
+    for t in (cancel, cost):
+        assert run_episode(env, OraclePolicy(env), options={"task": t})["reward"] == 1.0
+        assert play(env, t, [], "done")[0] == 0.0  # do nothing
+    lookup = [("find_customer", {"email": "lena.fischer@example.com"}), ("list_orders", {"customer_id": "CU-204"})]
+    reward, v = play(env, cancel, [*lookup, ("cancel_order", {"order_id": "O-7"})], "Cancelled; your refund is on its way.")
+    assert reward == 1.0 and v["criteria_not_graded"] == ["The assistant tells Lena that her refund is on its way."]
+    reward, v = play(env, cancel, [("cancel_order", {"order_id": "O-7"})], "Cancelled.")  # right end state, steps 1-2 never looked up
+    assert reward == 0.0 and v["checks"] == {"state": True, "criterion 1": False, "criterion 2": False, "criterion 3": True}
+    reward, v = play(env, cancel, [*lookup, ("cancel_order", {"order_id": "O-9"})], "Cancelled.")  # someone else's order
+    assert reward == 0.0 and not v["checks"]["state"]
+    assert play(env, cost, lookup, "Your latest order, O-7, cost 39.90.")[0] == 1.0
+    assert play(env, cost, lookup, "Your latest order, O-3, cost 12.50.")[0] == 0.0
+    env.close()
+
+
+def test_a_judge_policy_grades_the_criteria_no_check_covers(published, tmp_path, monkeypatch):
+    """The judge is any policy (an LLM in real use); this stand-in says yes when the answer mentions the refund."""
+    from agentworld_gym.mcp.release import make_release_env
+
+    class RefundJudge:
+        prompts: list = []
+
+        def act(self, observation, info):
+            self.prompts.append(info["messages"][-1]["content"])
+            return "yes" if "refund" in observation.split("final answer:")[1].split("Criterion:")[0] else "no"
+
+    monkeypatch.setenv("AGENTWORLD_DATA", str(tmp_path / "data"))
+    judge = RefundJudge()
+    env = make_release_env(str(published), "3115020", n_tasks=0, judge=judge)
+    cancel = env.unwrapped.tasks[0]
+    calls = [("find_customer", {"email": "lena.fischer@example.com"}), ("list_orders", {"customer_id": "CU-204"}),
+             ("cancel_order", {"order_id": "O-7"})]
+    reward, v = play(env, cancel, calls, "Done, the refund is on its way.")
+    assert reward == 1.0 and v["checks"]["criterion 4 (judge)"] and v["criteria_not_graded"] == []
+    assert "Criterion: The assistant tells Lena that her refund is on its way." in judge.prompts[-1]
+    assert "cancel_order" in judge.prompts[-1]  # the judge sees the agent's tool results
+    reward, v = play(env, cancel, calls, "Done.")
+    assert reward == 0.0 and v["checks"]["criterion 4 (judge)"] is False
+    env.close()
+
+
+def test_the_import_reports_each_published_environment(published, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AGENTWORLD_DATA", str(tmp_path / "data"))
+    assert cli_main(["import", "agentworld-release", str(published.parent), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    rows = {gid.split("release-")[1][:7]: r for gid, r in report["tasks"].items()}
+    assert {k: (r["questions"], r["loaded"], r["replayed"], len(r["dropped"])) for k, r in rows.items()} == {
+        "2040117": (4, 4, 4, 0), "3115020": (4, 3, 2, 1), "5066731": (2, 2, 2, 0)}

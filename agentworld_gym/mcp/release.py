@@ -62,6 +62,7 @@ from .client import check_schema
 from .registration import RELEASE_ENTRY_POINT, data_home, env_id_for, index_path, read_index, register_release_env
 
 CHECKPOINT_SUFFIX = "_step4_checkpoint.json"
+TASKS_VERSION = 2  # part of the task cache's name: tasks built by an older loader are rebuilt
 MAX_LOGGED = 100_000  # characters of each tool result kept in `episode_log` for grading success criteria
 FROZEN_EPOCH = 1767225600.0  # 2026-01-01T00:00:00Z: the worker's clock, plus one day per task db_seed
 
@@ -448,7 +449,7 @@ def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, s
     from .discovery import discover_tasks
     from .release_tasks import ReleaseTaskReport, load_release_tasks, questions_file, recheck_synthesized
 
-    cache = data_home() / "release" / f"{backend.env_id}-{_fingerprint(path, backend.env_id)}-n{n_tasks}-s{seed}"
+    cache = data_home() / "release" / f"{backend.env_id}-{_fingerprint(path, backend.env_id)}-n{n_tasks}-s{seed}-v{TASKS_VERSION}"
     if (cache / "tasks.jsonl").is_file() and (cache / "report.json").is_file():
         report = json.loads((cache / "report.json").read_text(encoding="utf-8"))
         backend.excluded = set(report["state_excluded"])
@@ -458,7 +459,7 @@ def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, s
     # chains of up to 5 calls, so levels 1-5 where the tools allow
     synthesized = discover_tasks(backend, n_tasks=n_tasks, seed=seed, examples=examples, max_calls=5).tasks if n_tasks else []
     synthesized = recheck_synthesized(backend, synthesized, report)
-    report = {**report.to_dict(), "questions": str(questions) if questions else None, "synthesized": len(synthesized)}
+    report = {**report.to_dict(), "questions_file": str(questions) if questions else None, "synthesized": len(synthesized)}
     cache.mkdir(parents=True, exist_ok=True)
     save_tasks([*tasks, *synthesized], cache / "tasks.jsonl")
     (cache / "report.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")

@@ -215,7 +215,7 @@ def parse_reference(q: dict) -> Any:
     return ref
 
 
-def _answer(reference: Any, produced: str, request: str, criteria: list[str]) -> tuple[Any, str]:
+def _answer(reference: Any, produced: str, request: str, criteria: list[str], n_steps: int) -> tuple[Any, str]:
     """(expected answer, answer type) for the normaliser; (None, "none") when the reference gives no check."""
     if reference is None:
         return None, "none"
@@ -228,9 +228,12 @@ def _answer(reference: Any, produced: str, request: str, criteria: list[str]) ->
     leaves = _leaves(reference) if isinstance(reference, dict | list) else FACT.findall(mask_volatile(str(reference)))
     asked = request.casefold()
     facts = [f for f in _facts(leaves, produced) if f.casefold() not in asked]  # what the user said is no evidence
-    said = " ".join(criteria).casefold()
-    named = [f for f in facts if f.casefold() in said]  # the criteria say which of the facts matter
+    # The reference is the chain's last result: the criteria about the last step (or no step) say which facts matter.
+    said = " ".join(c for c in criteria if n_steps in (_steps_named(c, n_steps) or [n_steps])).casefold()
+    named = [f for f in facts if f.casefold() in said]
     facts = named or facts
+    if len(facts) == 1 and re.fullmatch(r"-?\d+(\.\d+)?", facts[0]):
+        return float(facts[0]), "number"  # one number asked for: compared as a number, not as text in the answer
     return (facts, "facts") if facts else (None, "none")
 
 
@@ -373,7 +376,7 @@ def load_release_tasks(backend, questions: Path, limit: int | None = None) -> tu
         rubric = _rubric(q)
         criteria = [c for c in (_first(rubric, CRITERIA_KEYS) or []) if isinstance(c, str)] if isinstance(rubric, dict) else []
         reference = parse_reference(q)
-        answer, answer_type = _answer(reference, "\n".join(text for text, _ in outputs), request, criteria)
+        answer, answer_type = _answer(reference, "\n".join(text for text, _ in outputs), request, criteria, len(chain))
         if writes and answer_type not in ("number", "bool"):
             answer, answer_type = None, "none"  # a write task is graded on its end state; the echoed record is not asked for
         if answer_type == "none" and not writes:
