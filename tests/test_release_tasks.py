@@ -116,10 +116,10 @@ def test_import_remembers_taxonomy_and_list_shows_it(release, tmp_path, capsys, 
     assert capsys.readouterr().out.split()[:3] == ["AgentWorld/release-crm_logger-v0", "5", "tools"]
 
 
-def test_readme_release_example_runs_and_a_new_process_makes_the_env(tmp_path):
-    """The README's commands as written: import, list, then gym.make in a fresh process."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = re.search(r"### The official Agent-World release.*?```bash\n(.*?)```", readme, flags=re.S).group(1)
+def test_docs_release_example_runs_and_a_new_process_makes_the_env(tmp_path):
+    """docs/release.md's commands as written: write the published-shape fixture, import, list, then gym.make in a fresh process."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "release.md").read_text()
+    block = re.search(r"## Import.*?```bash\n(.*?)```", doc, flags=re.S).group(1)
     shims = tmp_path / "bin"  # `agentworld` and `python` as this interpreter (console-script shebangs may point elsewhere)
     shims.mkdir()
     (shims / "agentworld").write_text(f'#!/bin/sh\nexec {sys.executable} -m agentworld_gym.cli "$@"\n')
@@ -128,13 +128,15 @@ def test_readme_release_example_runs_and_a_new_process_makes_the_env(tmp_path):
         shim.chmod(0o755)
     env = {**os.environ, "AGENTWORLD_DATA": str(tmp_path / "data"), "PATH": f"{shims}:{os.environ['PATH']}"}
     script = "set -e\n" + block.replace("/tmp/aw-release", str(tmp_path / "aw-release"))
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=240,
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=300,
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
-    assert "release-crm_logger-v0: 5 release tasks loaded, 5 replayed to 1.0, 4 dropped" in out
+    assert "release-2040117-v0: 4 questions, 4 release tasks loaded, 4 replayed to 1.0, 0 dropped, 0 not deterministic" in out
+    assert ("release-3115020-v0: 4 questions, 3 release tasks loaded, 2 replayed to 1.0, 1 dropped (3: the chain calls 'refund_payment', "
+            "which the environment does not have), 1 not deterministic (2: the gold replay failed state") in out
     assert "Business & Productivity / CRM & Sales / Contact Management  [release]" in out
-    assert out.strip().splitlines()[-1].startswith("release-crm_logger-")  # the task id gym.make's env started
+    assert out.strip().splitlines()[-1].startswith("release-2040117-")  # the task id gym.make's env started
 
 
 def test_gym_env_oracle_scores_and_original_untouched(release, tmp_path, monkeypatch):
