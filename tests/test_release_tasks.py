@@ -322,3 +322,22 @@ def test_the_import_reports_each_published_environment(published, tmp_path, monk
     rows = {gid.split("release-")[1][:7]: r for gid, r in report["tasks"].items()}
     assert {k: (r["questions"], r["loaded"], r["replayed"], len(r["dropped"])) for k, r in rows.items()} == {
         "2040117": (4, 4, 4, 0), "3115020": (4, 3, 2, 1), "5066731": (2, 2, 2, 0)}
+
+
+def test_the_benchmark_calls_a_release_whose_questions_do_not_load_unhealthy(tmp_path):
+    """bench_release.py exits 1 and says UNHEALTHY when no question loads, however many synthesized tasks there are."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_release.py"
+    mix = write_published_release(tmp_path / "ok")
+
+    def bench(folder, out):
+        return subprocess.run([sys.executable, str(script), str(folder), "--limit", "1", "--starts", "1", "--synthesized", "2",
+                               "--out", str(tmp_path / out)], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "AGENTWORLD_DATA": str(tmp_path / f"data-{out}")})
+
+    done = bench(mix, "ok")
+    assert done.returncode == 0 and "**HEALTHY**" in done.stdout, done.stdout[-1500:] + done.stderr[-1500:]
+    assert "| 2040117 | 4 | 4 | 4 | 0 | 0 |" in done.stdout
+    questions = mix / "questions" / "2040117.json"  # the chain under a key no loader knows: nothing loads
+    questions.write_text(questions.read_text().replace("verified_tool_chain", "chain_withheld"))
+    done = bench(mix, "bad")
+    assert done.returncode == 1 and "**UNHEALTHY**: 0 of 4 release questions loaded" in done.stdout, done.stdout[-1500:]
