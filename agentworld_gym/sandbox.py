@@ -123,7 +123,7 @@ def _view() -> list[str]:
 
 
 # -------------------------------------------------------------------------------- bounded parsing
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # unrolled: no backtracking state per character
 _OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
 

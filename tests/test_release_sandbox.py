@@ -285,3 +285,56 @@ def test_the_groups_cpu_time_is_capped(release):
         usable(b)
     finally:
         b.close()
+
+
+def test_without_a_mountable_quota_the_folder_is_measured_after_each_call(release, monkeypatch):
+    """A host that cannot mount a tmpfs (not root): the quota is measured after the call, the episode refuses more calls
+    until reset, and hashing the over-quota state stays cheap."""
+    from agentworld_gym.mcp import release as release_module
+
+    monkeypatch.setattr(release_module, "episode_folder", lambda folder, limits: False)
+    b = ReleaseBackend(release, "hostile", timeout=5, limits=SMALL)
+    try:
+        b.reset()
+        assert not b._quota_mounted
+        usable(b)
+        r = call(b, "many_files", n=1_000)
+        assert not r.ok and "past the episode folder's quota (8 MB, 300 files)" in r.content
+        assert "cannot go on" in call(b, "ping").content
+        assert b.state() == {"<episode>": "over its quota"}
+        b.reset()
+        usable(b)
+        r = call(b, "fill_disk", files=2, mb=6)  # 12 MB in two files
+        assert not r.ok and "quota" in r.content
+    finally:
+        b.close()
+
+
+HOST_MEMORY = r'''
+import resource, sys
+sys.path.insert(0, sys.argv[2])
+from agentworld_gym.actions import ToolCall
+from agentworld_gym.mcp.release import ReleaseBackend
+b = ReleaseBackend(sys.argv[1], "hostile", timeout=30)
+b.reset()
+b.call(ToolCall("ping", {}))
+start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+b.call(ToolCall("fill_disk", {"files": 3, "mb": 40}))  # 120 MB of files in the copy
+b.call(ToolCall("hostile_data", {"kind": "big", "size": 15 * 2**20}))  # a 15 MB JSON data file
+b.state_hash()
+reply = b.call(ToolCall("raw_reply", {"kind": "huge", "size": 100 * 2**20}))  # a 100 MB reply line
+assert "refused" in reply.content and b.call(ToolCall("ping", {})).ok
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start) // 1024)
+b.close()
+'''
+
+
+def test_the_host_reads_hostile_files_and_replies_in_bounded_memory(release):
+    """Issue 35 measured 52 -> 1,733 MB for 240 MB of tool-written files and 400 MB for a 200 MB reply line."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", HOST_MEMORY, str(release), str(Path(__file__).parent)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert int(done.stdout.split()[-1]) < 120  # MB the host's peak grew by: one capped file and one capped reply at a time
