@@ -33,6 +33,7 @@ import json
 import os
 import select
 import shutil
+import stat
 import tempfile
 import time
 from collections import Counter
@@ -384,22 +385,31 @@ class ReleaseBackend:
         return [(str(f.relative_to(self.episode_dir)), f) for f in sorted(self.episode_dir.rglob("*"))]
 
     def _value(self, f: Path):
-        """A file's content for the state: JSON parsed within bounds, else a streamed digest; never a file past the size cap."""
+        """A file's content for the state: JSON parsed within bounds, else a streamed digest; never a file past the size cap.
+
+        Opened without following links and without blocking, and checked to be a regular file once open: a tool's
+        thread cannot swap in a FIFO or a link between the listing and the read."""
         if f.is_symlink():
             return "symlink -> " + os.readlink(f)
-        size, cap = f.stat().st_size, self.sandbox.limits.state_file_mb * 2**20
-        if size > cap:
-            return f"refused: {size} bytes, more than the {cap} a data file may hold"
-        if f.suffix == ".json":
-            raw = f.read_bytes()
-            with contextlib.suppress(ValueError, UnicodeDecodeError):
-                return read_bounded_json(raw, self.sandbox.limits, max_bytes=cap)
-            return hashlib.sha256(raw).hexdigest()
-        digest = hashlib.sha256()
-        with f.open("rb") as fh:
+        try:
+            fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            return f"unreadable: {type(exc).__name__}"
+        with os.fdopen(fd, "rb") as fh:
+            st, cap = os.fstat(fd), self.sandbox.limits.state_file_mb * 2**20
+            if not stat.S_ISREG(st.st_mode):
+                return "not a regular file"
+            if st.st_size > cap:
+                return f"refused: {st.st_size} bytes, more than the {cap} a data file may hold"
+            if f.suffix == ".json":
+                raw = fh.read(cap + 1)
+                with contextlib.suppress(ValueError, UnicodeDecodeError):
+                    return read_bounded_json(raw, self.sandbox.limits, max_bytes=cap)
+                return hashlib.sha256(raw).hexdigest()
+            digest = hashlib.sha256()
             while chunk := fh.read(1 << 20):
                 digest.update(chunk)
-        return digest.hexdigest()
+            return digest.hexdigest()
 
     def state(self, include_excluded: bool = False) -> dict:
         """Every file of the episode copy (JSON parsed, else a digest); symlinks by target, never followed."""
