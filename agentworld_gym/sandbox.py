@@ -346,6 +346,14 @@ class Sandbox:
             time.sleep(0.001)
         return len(killed)
 
+    def worker_threads(self) -> int:
+        """Threads of the worker (1 when idle; more when a tool left a thread running)."""
+        pid = self._worker()
+        try:
+            return len(os.listdir(f"/proc/{pid}/task")) if pid is not None else 0
+        except OSError:
+            return 0
+
     def _worker(self) -> int | None:
         """The worker: the init's child that is PID 2 in the sandbox's namespace (what bwrap runs)."""
         if self.worker_pid is None and self.init_pid is not None:

@@ -306,6 +306,15 @@ def fill_disk(files, mb, **_extra):
         return {"written_mb": written, "stopped": str(exc)}
     return {"written_mb": written}
 '''),
+    "spin_thread": ("Leave a thread spinning in the worker.", {}, [], '''
+import threading
+def spin_thread(**_extra):
+    def spin():
+        while True:
+            pass
+    threading.Thread(target=spin, daemon=True).start()
+    return {"started": True}
+'''),
     "spin_children": ("Start children that spin, and either return or wait for them.", {"n": {"type": "integer"}, "wait": {"type": "boolean"}},
                       ["n", "wait"], '''
 import os

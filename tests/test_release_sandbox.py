@@ -273,6 +273,13 @@ def test_spinning_children_are_killed_when_the_call_returns(small):
     usable(small)
 
 
+def test_a_thread_left_spinning_in_the_worker_stops_with_the_call(small):
+    assert call(small, "spin_thread").ok
+    assert small.sandbox.proc is None  # the worker, and its thread with it, is gone
+    usable(small)
+    assert small.sandbox.worker_threads() == 1
+
+
 def test_the_groups_cpu_time_is_capped(release):
     b = ReleaseBackend(release, "hostile", timeout=30, limits=dataclasses.replace(SMALL, cpu_s=1))
     try:

@@ -348,6 +348,8 @@ class ReleaseBackend:
         seed = hashlib.sha256(f"{self._seed}\n{key}\n{self._calls[key]}".encode()).hexdigest()
         reply = self._request({"op": "call", "name": call.name, "arguments": arguments, "seed": seed}, self.timeout)
         self.sandbox.reap()  # a child the tool left behind does not run on between calls
+        if self.sandbox.worker_threads() > 1:
+            self._stop_worker()  # nor does a thread it left in the worker: the next call starts a fresh one on the same data
         if not self._within_quota():
             limits = self.sandbox.limits
             self._over_quota = f"the tools wrote past the episode folder's quota ({limits.quota_mb} MB, {limits.max_files} files)"
