@@ -333,3 +333,27 @@ def test_the_benchmark_calls_a_release_whose_questions_do_not_load_unhealthy(tmp
     questions.write_text(questions.read_text().replace("verified_tool_chain", "chain_withheld"))
     done = bench(mix, "bad")
     assert done.returncode == 1 and "**UNHEALTHY**: 0 of 4 release questions loaded" in done.stdout, done.stdout[-1500:]
+
+
+def test_criteria_wording_steps_ranges_ordinals_and_what_cannot_be_checked():
+    from agentworld_gym.mcp.release_tasks import compile_criteria, criterion_met
+
+    chain = [{"name": "find", "arguments": {}}, {"name": "lend", "arguments": {}}, {"name": "notify", "arguments": {}}]
+    outputs = [('{"isbn": "978-0441013593", "copies": 2}', {"isbn": "978-0441013593", "copies": 2}),
+               ('{"loan_id": "L-0001", "due": "2026-01-22"}', {"loan_id": "L-0001", "due": "2026-01-22"}),
+               ('{"sent": true}', {"sent": True})]
+    c = compile_criteria(["Steps 1-2 return the isbn 978-0441013593 and loan L-0001.",
+                          "The last step returns sent.",
+                          "Step 7 returns a receipt.",
+                          "Step 2 returns something useful.",
+                          "The user is thanked."], chain, outputs)
+    assert c[0]["steps"] == {"1": {"tool": "find", "facts": ["978-0441013593"], "keys": ["isbn"]},
+                             "2": {"tool": "lend", "facts": ["L-0001"], "keys": []}}
+    assert c[1]["steps"] == {"3": {"tool": "notify", "facts": [], "keys": ["sent"]}}
+    assert [x.get("why") for x in c[2:]] == ["it names step 7, but the chain has 3",
+                                             "it names no value or field that the step's result holds",
+                                             "it names no step of the chain"]
+    log = [{"name": "find", "ok": True, "text": outputs[0][0]}, {"name": "lend", "ok": True, "text": '{"loan_id": "L-00012"}'}]
+    assert not criterion_met(c[0], log)  # L-00012 is not L-0001
+    assert criterion_met(c[0], [*log, {"name": "lend", "ok": True, "text": outputs[1][0]}])
+    assert not criterion_met(c[0], [log[0], {"name": "lend", "ok": False, "text": outputs[1][0]}])  # an error result does not count

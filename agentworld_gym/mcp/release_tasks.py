@@ -193,15 +193,20 @@ def _specific(leaf: str) -> bool:
 
 def _facts(candidates: list[str], produced: str, quoted: set[str] = frozenset()) -> list[str]:
     """The specific candidates (or `quoted` ones) that `produced` contains, once each, random ids and times left out."""
-    seen, out, low = set(), [], produced.casefold()
+    seen, out = set(), []
     for leaf in candidates:
         leaf = leaf.strip()
         key = leaf.casefold()
-        if (leaf and key not in seen and (leaf in quoted or _specific(leaf)) and "<volatile>" not in mask_volatile(leaf)
-                and key in low and len(leaf) <= 200):
+        if (leaf and key not in seen and len(leaf) <= 200 and (leaf in quoted or _specific(leaf))
+                and "<volatile>" not in mask_volatile(leaf) and _mentions(produced, leaf)):
             seen.add(key)
             out.append(leaf)
     return out
+
+
+def _mentions(text: str, fact: str) -> bool:
+    """`fact` stands in `text` as a whole token ("2" is not in "C-2"), case aside."""
+    return re.search(rf"(?<![\w.@-]){re.escape(fact)}(?![\w@-]|\.\w)", text, re.I) is not None
 
 
 def parse_reference(q: dict) -> Any:
@@ -226,11 +231,10 @@ def _answer(reference: Any, produced: str, request: str, criteria: list[str], n_
     if isinstance(reference, str) and re.fullmatch(r"\s*-?[\d,]*\.?\d+\s*", reference):
         return float(reference.replace(",", "")), "number"
     leaves = _leaves(reference) if isinstance(reference, dict | list) else FACT.findall(mask_volatile(str(reference)))
-    asked = request.casefold()
-    facts = [f for f in _facts(leaves, produced) if f.casefold() not in asked]  # what the user said is no evidence
+    facts = [f for f in _facts(leaves, produced) if not _mentions(request, f)]  # what the user said is no evidence
     # The reference is the chain's last result: the criteria about the last step (or no step) say which facts matter.
-    said = " ".join(c for c in criteria if n_steps in (_steps_named(c, n_steps) or [n_steps])).casefold()
-    named = [f for f in facts if f.casefold() in said]
+    said = " ".join(STEP_REF.sub(" ", c) for c in criteria if n_steps in (_steps_named(c, n_steps) or [n_steps]))
+    named = [f for f in facts if _mentions(said, f)]
     facts = named or facts
     if len(facts) == 1 and re.fullmatch(r"-?\d+(\.\d+)?", facts[0]):
         return float(facts[0]), "number"  # one number asked for: compared as a number, not as text in the answer
@@ -294,7 +298,7 @@ def criterion_met(criterion: dict, log: list[dict]) -> bool:
     holds the step's facts and fields."""
     for need in criterion["steps"].values():
         results = [e["text"] for e in log if e["ok"] and e["name"] == need["tool"]]
-        if not any(all(f.casefold() in r.casefold() for f in need["facts"]) and all(f'"{k}"' in r for k in need["keys"])
+        if not any(all(_mentions(r, f) for f in need["facts"]) and all(f'"{k}"' in r for k in need["keys"])
                    for r in results):
             return False
     return True
