@@ -381,8 +381,8 @@ def load_release_tasks(backend, questions: Path, limit: int | None = None) -> tu
         criteria = [c for c in (_first(rubric, CRITERIA_KEYS) or []) if isinstance(c, str)] if isinstance(rubric, dict) else []
         reference = parse_reference(q)
         answer, answer_type = _answer(reference, "\n".join(text for text, _ in outputs), request, criteria, len(chain))
-        if writes and answer_type not in ("number", "bool"):
-            answer, answer_type = None, "none"  # a write task is graded on its end state; the echoed record is not asked for
+        if writes and not isinstance(reference, bool | int | float):
+            answer, answer_type = None, "none"  # a write task is graded on its end state; the record it echoes is not asked for
         if answer_type == "none" and not writes:
             report.dropped[qid] = "no check fails a do-nothing agent (free-text answer with no fact from the chain's outputs, and no writes)"
             continue
