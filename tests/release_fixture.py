@@ -306,6 +306,10 @@ def fill_disk(files, mb, **_extra):
         return {"written_mb": written, "stopped": str(exc)}
     return {"written_mb": written}
 '''),
+    "set_order": ("Return a set of words as a list (its order follows string hashing).", {}, [], '''
+def set_order(**_extra):
+    return {"order": list({f"word{i}" for i in range(20)})}
+'''),
     "spin_thread": ("Leave a thread spinning in the worker.", {}, [], '''
 import threading
 def spin_thread(**_extra):

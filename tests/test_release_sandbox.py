@@ -273,6 +273,21 @@ def test_spinning_children_are_killed_when_the_call_returns(small):
     usable(small)
 
 
+def test_set_order_is_the_same_in_every_worker(release, small):
+    """String hashing is fixed in the worker (PYTHONHASHSEED=0): a tool that lists a set writes the same order every time."""
+    orders = []
+    for _ in range(3):
+        small.reset()
+        orders.append(call(small, "set_order").data["order"])
+    other = ReleaseBackend(release, "hostile", timeout=2, limits=SMALL)
+    try:
+        other.reset()
+        orders.append(call(other, "set_order").data["order"])
+    finally:
+        other.close()
+    assert len({tuple(o) for o in orders}) == 1
+
+
 def test_a_thread_left_spinning_in_the_worker_stops_with_the_call(small):
     assert call(small, "spin_thread").ok
     assert small.sandbox.proc is None  # the worker, and its thread with it, is gone

@@ -19,7 +19,7 @@ state: `time.time`/`time_ns`/`localtime`/`gmtime`/`ctime`/`strftime` and `dateti
 it does not tick); `os.urandom` (hence `uuid.uuid4`, `secrets`, `random.SystemRandom`), `uuid.uuid1` and the
 global `random` draw from a generator reseeded before every call from (task.db_seed, the call's name and
 arguments, how many times that same call ran this episode) — so an extra read before a write does not change
-the ids the write creates. Not frozen: `time.monotonic`/`perf_counter` (durations only) and anything a tool
+the ids the write creates. String hashing is fixed (PYTHONHASHSEED=0), so set order does not vary between workers. Not frozen: `time.monotonic`/`perf_counter` (durations only) and anything a tool
 reads from outside the copy (there is nothing to read). The state hash covers every file of the copy except
 the call logs `release_tasks` detects, which each task names in `features["state_excluded"]`.
 """
