@@ -150,6 +150,8 @@ class AgentWorldEnv(gym.Env[str, str]):
             # Hash the gold tables only when the task changes them, and other tables only when written to (ms each).
             final = self.state_hash(self.task.state_tables or None) if self.task.state_hash is not None else None
             self.verification = verify(self.task, self.submitted, final, self._untouched())
+            if hasattr(self.backend, "grade"):  # a backend whose tasks carry checks of their own (release success criteria)
+                self.verification = self.backend.grade(self.task, self.verification)
             reward = float(self.verification.passed) if self.reward_mode == "binary" else self.verification.fraction
         if self.render_mode == "human":
             self.render()

@@ -26,8 +26,12 @@ def cmd_import(args) -> int:
             raise ConfigError("Expected a release folder: agentworld import agentworld-release PATH (the folder holding environment_mix/ "
                               "or its environments).")
         report = register_release(args.path, build_tasks=not args.no_tasks, unsafe=args.unsafe, progress=not args.json)
-        report["notes"] = [f"{Path(gid).name}: {r['loaded']} release tasks loaded, {r['replayed']} replayed to 1.0, {len(r['dropped'])} dropped"
-                           f"{' (' + '; '.join(f'{q}: {why}' for q, why in r['dropped'].items()) + ')' if r['dropped'] else ''}, "
+        def why(reasons: dict) -> str:
+            return f" ({'; '.join(f'{q}: {r}' for q, r in reasons.items())})" if reasons else ""
+
+        report["notes"] = [f"{Path(gid).name}: {r['questions']} questions, {r['loaded']} release tasks loaded, {r['replayed']} replayed to 1.0, "
+                           f"{len(r['dropped'])} dropped{why(r['dropped'])}, {len(r['not_replayed'])} not deterministic{why(r['not_replayed'])}, "
+                           f"{r['criteria_graded']} success criteria checked, {r['criteria_not_graded']} not graded, "
                            f"{r['synthesized']} synthesized" for gid, r in report["tasks"].items()]
         report["notes"].append(f"remembered in {report['index']}: later processes register these ids on `import agentworld_gym`")
     else:
