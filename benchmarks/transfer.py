@@ -252,10 +252,14 @@ def _grams(text: str, n: int = 8) -> set[tuple[str, ...]]:
 def benchmark_domains() -> dict[str, dict[str, set]]:
     """Per benchmark domain: tool names, argument names, entity words and instruction 8-grams."""
     from agentworld_gym import bfcl
+    from agentworld_gym import bfcl_multi_turn as mt
 
     domains: dict[str, dict[str, set]] = defaultdict(lambda: {"tools": set(), "args": set(), "entities": set(), "grams": set()})
     try:
-        for x in bfcl.load_bfcl(None, None):
+        items = bfcl.load_bfcl(None, None)
+        for cat in ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"):
+            items += mt.load_multi_turn(None, cat)
+        for x in items:
             d = domains[f"bfcl:{x['category']}"]
             for f in x["functions"]:
                 d["tools"].add(f["name"].rsplit(".", 1)[-1].lower())
@@ -272,10 +276,12 @@ def benchmark_domains() -> dict[str, dict[str, set]]:
             env = make_tau2_env(name)
             try:
                 d = domains[f"tau2:{name}"]
-                for t in env.unwrapped.toolset:
-                    d["tools"].add(t.name.lower())
-                    d["args"] |= {p.lower() for p in t.parameters.get("properties", {})}
-                    d["entities"] |= _words(t.name)
+                _, info = env.reset(seed=0)  # the tools come from the domain's MCP server
+                for tool in info["tools"]:
+                    fn = tool.get("function", tool)
+                    d["tools"].add(fn["name"].lower())
+                    d["args"] |= {p.lower() for p in fn.get("parameters", {}).get("properties", {})}
+                    d["entities"] |= _words(fn["name"])
                 for task in env.unwrapped.tasks:
                     d["grams"] |= _grams(task.instruction)
             finally:
@@ -285,14 +291,27 @@ def benchmark_domains() -> dict[str, dict[str, set]]:
     return dict(domains)
 
 
+# names too common to mean a shared domain ("search", "get", "id"): ignored as tool and argument names
 GENERIC_ARGS = {"id", "name", "query", "limit", "type", "status", "value", "key", "date", "start", "end", "text", "page", "url"}
+
+
+def _sample_tasks(theme) -> list:
+    from agentworld_gym.synthesis import synthesize_task
+
+    tasks = []
+    for level in (1, 2, 3):
+        try:
+            tasks.append(synthesize_task(theme, difficulty=level, seed=level))
+        except Exception:  # noqa: BLE001 - a theme without a task at this level has nothing to compare
+            pass
+    return tasks
 
 
 def audit(out: Path, arg_jaccard: float = 0.5, min_shared_args: int = 3, theme_ids: list[str] | None = None,
           domains: dict[str, dict[str, set]] | None = None) -> dict:
-    """Pool themes vs benchmark domains. A theme overlaps a domain when it shares a tool name, or at
-    least `min_shared_args` non-generic argument names making a Jaccard >= `arg_jaccard` of its own,
-    or an instruction 8-gram of its tasks."""
+    """Pool themes vs benchmark domains. A theme overlaps a domain when it shares a non-generic tool
+    name, or at least `min_shared_args` non-generic argument names covering >= `arg_jaccard` of its
+    own, or an 8-gram of its synthesized task instructions (levels 1-3) with the domain's questions."""
     from tqdm import tqdm
 
     import agentworld_gym  # noqa: F401 - registers the pool
@@ -303,9 +322,10 @@ def audit(out: Path, arg_jaccard: float = 0.5, min_shared_args: int = 3, theme_i
     rows, excluded = [], []
     for theme_id in tqdm(theme_ids, desc="audit themes", mininterval=5):
         theme = registry.get_theme(theme_id)
-        tools = {t.name.lower() for t in theme.toolset}
+        tools = {t.name.lower() for t in theme.toolset} - GENERIC_ARGS
         args = {p.lower() for t in theme.toolset for p in t.parameters.get("properties", {})} - GENERIC_ARGS
         entities = {w for tb in theme.spec.tables for w in _words(tb.name)}
+        grams = set().union(*(_grams(t.instruction) for t in _sample_tasks(theme)))
         hits = {}
         for dom, d in domains.items():
             shared_tools = sorted(tools & d["tools"])
@@ -316,6 +336,9 @@ def audit(out: Path, arg_jaccard: float = 0.5, min_shared_args: int = 3, theme_i
                 reasons["tools"] = shared_tools
             if len(shared_args) >= min_shared_args and jac >= arg_jaccard:
                 reasons["args"] = shared_args
+            shared_grams = grams & d["grams"]
+            if shared_grams:
+                reasons["instruction_8grams"] = sorted(" ".join(g) for g in shared_grams)[:5]
             if reasons:
                 reasons["entities"] = sorted(entities & d["entities"])
                 hits[dom] = reasons
@@ -324,7 +347,7 @@ def audit(out: Path, arg_jaccard: float = 0.5, min_shared_args: int = 3, theme_i
             rows.append({"theme": theme_id, "source": registry.get_entry(theme_id).source, "overlaps": hits})
     report = {"themes": len(theme_ids), "excluded": excluded, "n_excluded": len(excluded), "rows": rows,
               "domains": {k: {f: len(v) for f, v in d.items()} for k, d in domains.items()},
-              "rule": f"a shared tool name, or >= {min_shared_args} shared non-generic argument names covering >= {arg_jaccard:.0%} "
+              "rule": f"a shared tool name, an 8-gram shared by a synthesized instruction and a benchmark question, or >= {min_shared_args} shared non-generic argument names covering >= {arg_jaccard:.0%} "
                       "of the theme's own (generic names ignored: " + ", ".join(sorted(GENERIC_ARGS)) + ")"}
     _write_json(out / "overlap.json", report)
     return report
