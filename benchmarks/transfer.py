@@ -30,6 +30,7 @@ lists them for `agentworld train sft --themes`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -300,10 +301,8 @@ def _sample_tasks(theme) -> list:
 
     tasks = []
     for level in (1, 2, 3):
-        try:
+        with contextlib.suppress(Exception):  # a theme without a task at this level has nothing to compare
             tasks.append(synthesize_task(theme, difficulty=level, seed=level))
-        except Exception:  # noqa: BLE001 - a theme without a task at this level has nothing to compare
-            pass
     return tasks
 
 
@@ -312,10 +311,10 @@ def audit(out: Path, arg_jaccard: float = 0.5, min_shared_args: int = 3, theme_i
     """Pool themes vs benchmark domains. A theme overlaps a domain when it shares a non-generic tool
     name, or at least `min_shared_args` non-generic argument names covering >= `arg_jaccard` of its
     own, or an 8-gram of its synthesized task instructions (levels 1-3) with the domain's questions."""
+    from agentworld_gym.envs import registry
     from tqdm import tqdm
 
     import agentworld_gym  # noqa: F401 - registers the pool
-    from agentworld_gym.envs import registry
 
     domains = benchmark_domains() if domains is None else domains
     theme_ids = registry.theme_ids() if theme_ids is None else theme_ids

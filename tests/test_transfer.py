@@ -58,8 +58,9 @@ def test_stages_are_scored_pooled_and_compared_and_a_rerun_resumes(tmp_path):
 
 
 def test_overlap_audit_excludes_themes_sharing_a_benchmark_tool(tmp_path):
-    import agentworld_gym  # noqa: F401
     from agentworld_gym.envs.registry import get_theme
+
+    import agentworld_gym  # noqa: F401
 
     finance_tools = {t.name.lower() for t in get_theme("finance").toolset}
     domains = {"bench:a": {"tools": {sorted(finance_tools)[0]}, "args": set(), "entities": set(), "grams": set()},
