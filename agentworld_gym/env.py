@@ -10,6 +10,7 @@ import json
 import numbers
 import reprlib
 import sys
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from .theme import TOOLS_HEADER, Theme
 from .world import open_copy, state_hash
 
 MAX_ECHO = 4_000  # characters of an action or tool result kept in the transcript
+MAX_WINDOW = 200_000  # characters of the latest turns the text observation shows (the opening is always kept)
 SYNTHESIS_SEEDS = 4  # seeds a reset tries before it reports that the theme makes no valid task
 REPEAT_DRAWS = 8  # seeds a reset skips whose task this env already gave since its last seeding (per-theme dedupe)
 REWARD_MODES = ("binary", "partial")
@@ -43,6 +45,36 @@ def _action_text(action: Any) -> str:
         return reprlib.repr(action)
     except Exception:  # an object whose __repr__ fails is still an agent's action, not a crash
         return f"<{type(action).__name__} object>"
+
+
+class Transcript:
+    """The episode as text: the opening (system prompt and request) kept whole, then the latest parts up to
+    `window` characters, older ones dropped with a note saying how much. Kept as parts, so adding one costs
+    its own length and reading costs at most the window: a step's cost does not grow with the episode.
+    info["messages"] always holds the whole dialogue."""
+
+    def __init__(self, opening: str, window: int | None = None):
+        self.opening, self.window = opening, MAX_WINDOW if window is None else window
+        self.parts: deque[str] = deque()
+        self.size = 0  # characters in `parts`
+        self.dropped = 0  # characters dropped from the front
+        self._text: str | None = opening
+
+    def add(self, part: str) -> None:
+        self.parts.append(part)
+        self.size += len(part)
+        while self.size > self.window and len(self.parts) > 1:
+            old = self.parts.popleft()
+            self.size -= len(old)
+            self.dropped += len(old)
+        self._text = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            note = f"\n[... {self.dropped:,} characters of earlier turns not shown; info['messages'] holds them]\n" if self.dropped else ""
+            self._text = "".join((self.opening, note, *self.parts))
+        return self._text
 
 
 class AgentWorldEnv(gym.Env[str, str]):
@@ -133,8 +165,8 @@ class AgentWorldEnv(gym.Env[str, str]):
             {"role": "system", "content": self.theme.system_prompt if self.tools_in_prompt else instructions_of(self.theme)},
             {"role": "user", "content": self.task.instruction},
         ]
-        self._transcript = f"[system]\n{self.theme.system_prompt}\n\n[user]\n{self.task.instruction}\n"
-        return self._transcript, self._info()
+        self._transcript = Transcript(f"[system]\n{self.theme.system_prompt}\n\n[user]\n{self.task.instruction}\n")
+        return self._transcript.text, self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
         if self._done:
@@ -153,15 +185,15 @@ class AgentWorldEnv(gym.Env[str, str]):
             reward = float(self.verification.passed) if self.reward_mode == "binary" else self.verification.fraction
         if self.render_mode == "human":
             self.render()
-        return self._transcript, reward, terminated, truncated, self._info()
+        return self._transcript.text, reward, terminated, truncated, self._info()
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
-            return self._transcript
+            return self._transcript.text
         if self.render_mode == "human":
             # The console may not take every character an agent typed: replace what it cannot encode.
             encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-            print(self._transcript.encode(encoding, "replace").decode(encoding, "replace"))
+            print(self._transcript.text.encode(encoding, "replace").decode(encoding, "replace"))
         return None
 
     def close(self) -> None:
@@ -204,7 +236,7 @@ class AgentWorldEnv(gym.Env[str, str]):
                 for i, c in enumerate(calls)
             ]
         self.messages.append(message)
-        self._transcript += f"\n[assistant]\n{_clip(text)}\n"
+        self._transcript.add(f"\n[assistant]\n{_clip(text)}\n")
         if parsed.error is not None:
             self._observe(f"Error: could not read your tool call: {parsed.error} "
                           'Use {"name": "<tool>", "arguments": {...}}.', name="parser")
@@ -225,7 +257,7 @@ class AgentWorldEnv(gym.Env[str, str]):
     def _observe(self, content: str, name: str, call_id: str | None = None) -> None:
         content = _clip(content)
         self.messages.append({"role": "tool", "tool_call_id": call_id or f"call_{self.turn}_error", "name": name, "content": content})
-        self._transcript += f"\n[tool {name}]\n{content}\n"
+        self._transcript.add(f"\n[tool {name}]\n{content}\n")
 
     def _choose_task(self, options: dict) -> Task:
         if "task" in options:
