@@ -28,6 +28,11 @@ from .errors import ConfigError
 _SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "float": "REAL"}
 
 
+def sql_name(name: str) -> str:
+    """`name` as a quoted SQL identifier: kept whole whatever it holds (slashes, spaces, quotes)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 @dataclass(frozen=True)
 class Column:
     """A column and how to generate its values.
@@ -463,7 +468,7 @@ def state_hash(conn: sqlite3.Connection, tables: list[str] | tuple[str, ...] | N
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
     h = hashlib.sha256()
     for t in sorted(tables):
-        rows = sorted(json.dumps(r, default=str) for r in conn.execute(f'SELECT * FROM "{t}"'))
+        rows = sorted(json.dumps(r, default=str) for r in conn.execute(f'SELECT * FROM {sql_name(t)}'))
         h.update(t.encode())
         h.update("\n".join(rows).encode())
     return h.hexdigest()[:32]

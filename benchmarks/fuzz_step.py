@@ -117,19 +117,30 @@ def time_worst_cases(theme: str = "finance") -> dict:
 
 
 def long_episode(steps: int, theme: str = "finance") -> dict:
-    """Per-step time over one long episode of 32-call actions: does it grow with the episode?"""
-    env = AgentWorldEnv(theme, max_turns=steps + 1)
-    env.reset(seed=0)
+    """Per-step time over one long episode of 32-call actions: does it grow with the episode? Each step of the long
+    episode is followed by the same action on a fresh episode (reset every 10 steps), timed the same way, so the
+    ratio late/fresh compares steps taken moments apart on an equally loaded machine."""
+    long_env, fresh_env = AgentWorldEnv(theme, max_turns=steps + 1), AgentWorldEnv(theme, max_turns=steps + 1)
+    long_env.reset(seed=0)
     action = "[" + ", ".join(["get_account(account_id='AC-1001')", "list_transactions(account_id='AC-1001')"] * 16) + "]"
-    times = []
-    for _ in tqdm(range(steps), desc="long episode"):
+    times, fresh = [], []
+    for i in tqdm(range(steps), desc="long episode"):
         t = time.perf_counter()
-        obs, *_ = env.step(action)
+        obs, *_ = long_env.step(action)
         times.append(time.perf_counter() - t)
-    env.close()
-    first, last = float(np.median(times[:100]) * 1e3), float(np.median(times[-100:]) * 1e3)
+        if i % 10 == 0:
+            fresh_env.reset(seed=0)
+        t = time.perf_counter()
+        fresh_env.step(action)
+        fresh.append(time.perf_counter() - t)
+    long_env.close()
+    fresh_env.close()
+    median = lambda xs: float(np.median(xs) * 1e3)  # noqa: E731
+    first, last = median(times[:100]), median(times[-100:])
     return {"steps": steps, "calls_per_step": 32, "first_100_median_ms": round(first, 3), "last_100_median_ms": round(last, 3),
-            "last_over_first": round(last / first, 2), "max_ms": round(max(times) * 1e3, 2), "final_observation_chars": len(obs)}
+            "last_over_first": round(last / first, 2), "fresh_episode_median_ms_beside_last_100": round(median(fresh[-100:]), 3),
+            "last_over_fresh": round(last / median(fresh[-100:]), 2), "max_ms": round(max(times) * 1e3, 2),
+            "final_observation_chars": len(obs), "messages": len(long_env.messages)}
 
 
 def fuzz_theme(theme: str, n: int, level: int, seed: int, max_turns: int) -> dict:
