@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import numbers
 import reprlib
+import sqlite3
 import sys
 from collections import deque
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ import gymnasium as gym
 
 from .actions import ParsedAction, clean_text, parse_action
 from .backend import Backend
-from .errors import ConfigError, ResetNeededError, TaskError, check_choice, check_unknown_kwargs
+from .errors import ConfigError, ResetNeededError, SnapshotError, TaskError, check_choice, check_unknown_kwargs
 from .spaces import TextSpace, ToolCallSpace
 from .tasks import Task, Verification, load_tasks, verify
 from .theme import TOOLS_HEADER, Theme
@@ -30,6 +31,8 @@ MAX_WINDOW = 200_000  # characters of the latest turns the text observation show
 SYNTHESIS_SEEDS = 4  # seeds a reset tries before it reports that the theme makes no valid task
 REPEAT_DRAWS = 8  # seeds a reset skips whose task this env already gave since its last seeding (per-theme dedupe)
 REWARD_MODES = ("binary", "partial")
+RESET_OPTIONS = ("task", "difficulty")
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def _clip(text: str, limit: int = MAX_ECHO) -> str:
@@ -146,6 +149,11 @@ class AgentWorldEnv(gym.Env[str, str]):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, dict):
+            raise ConfigError(f"Expected options to be a dict such as {{'task': task}} or {{'difficulty': 3}}, got {type(options).__name__}.")
+        check_unknown_kwargs("reset(options=...)", options or {}, RESET_OPTIONS)
+        if options and "difficulty" in options:
+            check_env_args({"difficulty": options["difficulty"]})
         if seed is not None:  # a seeded reset starts a fresh sequence: reset(seed=s) always gives the same task
             self._issued.clear()
         options = options or {}
@@ -215,10 +223,47 @@ class AgentWorldEnv(gym.Env[str, str]):
         return self._require_conn().serialize()
 
     def restore(self, blob: bytes) -> None:
+        """Make `blob` (from `snapshot()` of an env of the same theme) the episode database. Anything else
+        (not bytes, not a database, a damaged one, another theme's) raises a SnapshotError and changes nothing."""
+        conn = self._check_snapshot(blob)
         self._close_conn()
-        self.conn = open_copy(blob)
+        self.conn = conn
         self.db = self.theme.db(self.conn)
         self._watch_writes(restored=True)
+
+    def _check_snapshot(self, blob) -> Any:
+        if self.backend is not None:
+            raise SnapshotError(f"Expected a theme world to restore into, got the external backend {self.backend.id!r}, whose state lives outside the env.")
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            raise SnapshotError(f"Expected the bytes env.snapshot() returned, got {type(blob).__name__}.")
+        blob = bytes(blob)
+        if not blob.startswith(SQLITE_HEADER) or len(blob) < 512:
+            raise SnapshotError(f"Expected the bytes env.snapshot() returned (a SQLite database), got {len(blob):,} bytes "
+                                f"starting {blob[:16]!r}. Pass what snapshot() gave you, unchanged.")
+        expected = self._schema()
+        try:
+            conn = open_copy(blob)
+            schema = _schema_of(conn)
+            damage = conn.execute("PRAGMA quick_check").fetchone()[0]
+        except (sqlite3.DatabaseError, MemoryError) as exc:
+            raise SnapshotError(f"Expected a readable snapshot, got a damaged database ({exc}). Take a new one with env.snapshot().") from None
+        if schema != expected:
+            conn.close()
+            raise SnapshotError(f"Expected a snapshot of theme {self.theme.id!r} (tables {sorted(expected)}), got one with tables "
+                                f"{sorted(schema)}. Restore it into an env of the theme it came from.")
+        if damage != "ok":
+            conn.close()
+            raise SnapshotError(f"Expected a readable snapshot, got a damaged database ({damage}). Take a new one with env.snapshot().")
+        return conn
+
+    def _schema(self) -> dict[str, str]:
+        if getattr(self, "_template_schema", None) is None:
+            conn = open_copy(self.theme.world(self.db_seed, self.scale).template)
+            try:
+                self._template_schema = _schema_of(conn)
+            finally:
+                conn.close()
+        return self._template_schema
 
     def state_hash(self, tables: Sequence[str] | None = None) -> str:
         if self.backend is not None:
@@ -261,8 +306,7 @@ class AgentWorldEnv(gym.Env[str, str]):
 
     def _choose_task(self, options: dict) -> Task:
         if "task" in options:
-            task = options["task"]
-            return task if isinstance(task, Task) else Task.from_dict(task)
+            return self._check_task(options["task"])
         if self.tasks:
             return self.tasks[int(self.np_random.integers(len(self.tasks)))]
         from .synthesis import synthesize_task, task_key
@@ -290,6 +334,26 @@ class AgentWorldEnv(gym.Env[str, str]):
                 self._issued.clear()  # memory stays bounded on endless training runs
             self._issued.add(key)
             return task
+
+    def _check_task(self, task) -> Task:
+        """A task given to reset(): a Task (or its dict) of this env's theme whose tables the world has."""
+        if isinstance(task, dict):
+            try:
+                task = Task.from_dict(task)
+            except TypeError as exc:
+                raise TaskError(f"Expected a task dict as Task.to_dict() writes it, got one that does not fit: {exc}.") from None
+        if not isinstance(task, Task):
+            raise TaskError(f"Expected options['task'] to be a Task or its dict, got {type(task).__name__}.")
+        if task.theme != self.theme.id:
+            raise TaskError(f"Expected a task of theme {self.theme.id!r}, got one of {task.theme!r} ({task.id!r}). "
+                            "Reset an env of that theme with it.")
+        if not (isinstance(task.db_seed, numbers.Integral) and not isinstance(task.db_seed, bool)):
+            raise TaskError(f"Expected the task's db_seed to be an int, got {task.db_seed!r}.")
+        if self.backend is None:
+            unknown = set(task.state_tables) - {t.name for t in self.theme.spec.tables}
+            if unknown:
+                raise TaskError(f"Expected the task's state_tables among theme {self.theme.id!r}'s tables, got {sorted(unknown)}.")
+        return task
 
     def _info(self) -> dict:
         info = {
@@ -379,6 +443,11 @@ def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted:
         check_choice("reward_mode", args["reward_mode"], REWARD_MODES)
     if "render_mode" in args:
         check_choice("render_mode", args["render_mode"], (None, *AgentWorldEnv.metadata["render_modes"]))
+
+
+def _schema_of(conn) -> dict[str, str]:
+    """table name -> its CREATE statement: what a snapshot of a theme's world must have."""
+    return dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall())
 
 
 def instructions_of(theme) -> str:
