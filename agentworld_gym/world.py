@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -397,34 +398,65 @@ _MAGIC = b"SQLite format 3\x00"
 def build_template(spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0) -> bytes:
     """The serialized database for (spec, db_seed, scale): from memory, disk cache, or a fresh build.
 
-    Disk writes go to a temp file and are renamed into place, so an interrupted build never leaves a
-    half-written cache entry; an unreadable entry is rebuilt.
+    A cache file is the database followed by a trailer holding its SHA-256; the hash is checked on every
+    read, and a file that fails it (truncated, edited, unreadable, or from before the trailer existed) is
+    never served: it is rebuilt with a warning. Disk writes go to a temp file renamed into place, so an
+    interrupted or racing build never leaves a half-written entry.
     """
     key = (spec.fingerprint, db_seed, scale, GENERATOR_VERSION)
     blob = _TEMPLATES.get(key)
     if blob is not None:
         return blob
     path = cache_dir() / "worlds" / f"{spec.id}-{spec.fingerprint}-{db_seed}-{scale:g}-g{GENERATOR_VERSION}.sqlite"
-    try:
-        blob = path.read_bytes()
-        if not blob.startswith(_MAGIC):
-            blob = None
-    except OSError:
-        blob = None
+    blob, problem = read_cached_world(path)
     if blob is None:
+        if problem is not None:
+            warnings.warn(f"World cache {path} {problem}; it is not used and is being rebuilt.", RuntimeWarning, stacklevel=2)
         conn = build_database(spec, db_seed, scale)
         blob = conn.serialize()
         conn.close()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            os.replace(tmp, path)
-        except OSError:  # a read-only cache dir only costs speed
-            pass
+        write_cached_world(path, blob)
     _TEMPLATES[key] = blob
     return blob
+
+
+_TRAILER = b"\nagentworld-sha256:"  # + 64 hex digits, after the database's last page
+_TRAILER_LEN = len(_TRAILER) + 64
+
+
+def read_cached_world(path: Path) -> tuple[bytes | None, str | None]:
+    """(database, None) when `path` holds a database whose content hash matches its trailer; else (None, why)
+    (why is None when there is simply no file)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    blob, trailer = data[:-_TRAILER_LEN], data[-_TRAILER_LEN:]
+    if len(data) < _TRAILER_LEN or not trailer.startswith(_TRAILER):
+        return None, "has no content hash (truncated, or written by an older version)"
+    if hashlib.sha256(blob).hexdigest().encode() != trailer[len(_TRAILER):]:
+        return None, "does not match its content hash (damaged or edited)"
+    if not blob.startswith(_MAGIC):
+        return None, "is not a SQLite database"
+    return blob, None
+
+
+def write_cached_world(path: Path, blob: bytes) -> None:
+    """Write `blob` and its content hash to `path` atomically (a temp file renamed into place)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob + _TRAILER + hashlib.sha256(blob).hexdigest().encode())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:  # a read-only cache dir only costs speed
+        pass
 
 
 # Authorizer: tools run ordinary SQL; nothing may attach files or load extensions.
