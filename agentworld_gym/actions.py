@@ -448,7 +448,7 @@ def _from_json_values(text: str) -> list[ToolCall]:
                 raise first from None
             calls += _from_json(_jsonable(obj, 0))
             if len(calls) > MAX_CALLS:
-                raise _ParseFailure(f"Expected at most {MAX_CALLS} tool calls in one action, got more.")
+                raise _ParseFailure(f"Expected at most {MAX_CALLS} tool calls in one action, got more.") from None
         if not calls:
             raise
         return calls

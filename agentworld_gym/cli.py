@@ -15,6 +15,7 @@ import sys
 import gymnasium as gym
 
 from . import envs
+from .checks import check_values
 from .errors import AgentWorldError
 from .policies.llm import DTYPES
 
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in argv or os.environ.get("AGENTWORLD_DEBUG", "") not in ("", "0")
     args = build_parser().parse_args([a for a in argv if a != "--debug"])
     try:
+        check_values(vars(args), getattr(args, "train_command", None) or args.command)  # before any work or write
         return args.func(args) or 0
     except KeyboardInterrupt:
         print("agentworld: interrupted", file=sys.stderr)

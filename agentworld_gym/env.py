@@ -429,6 +429,8 @@ def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted:
     for name in ("difficulty", "max_turns", "db_seed"):
         if name in args and not (isinstance(args[name], numbers.Integral) and not isinstance(args[name], bool)):
             raise ConfigError(f"Expected {name} to be an int, got {args[name]!r} ({type(args[name]).__name__}).")
+    if "db_seed" in args and args["db_seed"] < 0:
+        raise ConfigError(f"Expected db_seed >= 0, got {args['db_seed']!r}.")
     if "difficulty" in args and args["difficulty"] not in range(1, 6):
         raise ConfigError(f"Expected difficulty in 1-5, got {args['difficulty']!r}.")
     if "max_turns" in args and args["max_turns"] < 1:

@@ -407,6 +407,7 @@ def build_template(spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0) -> byt
     blob = _TEMPLATES.get(key)
     if blob is not None:
         return blob
+    check_scale(spec, scale)
     path = cache_dir() / "worlds" / f"{spec.id}-{spec.fingerprint}-{db_seed}-{scale:g}-g{GENERATOR_VERSION}.sqlite"
     blob, problem = read_cached_world(path)
     if blob is None:
@@ -418,6 +419,19 @@ def build_template(spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0) -> byt
         write_cached_world(path, blob)
     _TEMPLATES[key] = blob
     return blob
+
+
+MAX_TABLE_ROWS = 200_000  # rows one table may get from `scale` (a world is built in memory, ~1 KB a row)
+
+
+def check_scale(spec: ThemeSpec, scale: float) -> None:
+    """Refuse, before any work, a scale that is not a finite number > 0 or would give a table more than MAX_TABLE_ROWS."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+        raise ConfigError(f"Expected scale to be a finite number > 0, got {scale!r}.")
+    biggest = max((t.rows for t in spec.tables), default=1)
+    if biggest * scale > MAX_TABLE_ROWS:
+        raise ConfigError(f"Expected scale <= {MAX_TABLE_ROWS / biggest:g} for theme {spec.id!r} (its largest table has {biggest} rows "
+                          f"at scale 1; the limit is {MAX_TABLE_ROWS:,} rows), got {scale:g}. Use a smaller scale.")
 
 
 _TRAILER = b"\nagentworld-sha256:"  # + 64 hex digits, after the database's last page

@@ -231,6 +231,26 @@ def checkpoint_complete(path: Path, hashes: bool = True) -> bool:
     return checkpoint_problem(path, hashes) is None
 
 
+def cleans_up_new_run_folder(train):
+    """Decorate train(cfg): when it fails (or is interrupted) before its first checkpoint, the run folder it
+    created is removed, so a failed command leaves nothing behind; a folder that existed, or that holds a
+    checkpoint to resume from, is kept."""
+    import functools
+
+    @functools.wraps(train)
+    def run(cfg, *args, **kwargs):
+        out = Path(cfg.out_dir)
+        existed = out.exists()
+        try:
+            return train(cfg, *args, **kwargs)
+        except BaseException:
+            if not existed and out.is_dir() and not any(p.is_dir() for p in out.glob(CKPT_PREFIX + "*")):
+                shutil.rmtree(out, ignore_errors=True)
+            raise
+
+    return run
+
+
 def latest_checkpoint(out_dir: str | Path) -> Path | None:
     """The newest complete checkpoint under out_dir (a manifest vouches for it); broken ones are skipped with a warning."""
     for path in sorted(Path(out_dir).glob(CKPT_PREFIX + "*"), reverse=True):
