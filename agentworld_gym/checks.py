@@ -97,7 +97,9 @@ OPTION_RULES: dict[str, Any] = {
     "max_context": Number(low=16), "max_sample_rounds": POSITIVE, "updates_per_step": POSITIVE, "rollout_batch": POSITIVE,
     "lora_r": POSITIVE, "top": POSITIVE, "min_count": POSITIVE, "eval_tasks": POSITIVE, "train_tasks": POSITIVE,
     "arena_per_category": POSITIVE, "max_categories": POSITIVE_OR_NONE, "limit": POSITIVE_OR_NONE, "max_sessions": POSITIVE,
-    "rounds": POSITIVE,
+    "rounds": POSITIVE, "sessions_per_client": POSITIVE, "max_connections": POSITIVE,
+    "idle_timeout": Number(integer=False, low=0, open_low=True), "read_timeout": Number(integer=False, low=0, open_low=True),
+    "keep_alive": Number(integer=False, low=0, open_low=True),
     # counts that may be zero
     "micro_batch": NON_NEGATIVE, "signal_groups": NON_NEGATIVE, "ray_workers": NON_NEGATIVE,
     "seed": NON_NEGATIVE, "db_seed": NON_NEGATIVE, "eval_seed": Number(low=0, optional=True),
