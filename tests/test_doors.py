@@ -233,12 +233,13 @@ def test_a_training_run_that_fails_before_its_first_checkpoint_leaves_no_folder(
 # ---------------------------------------------------------------- public constructors
 
 def _constructors():
+    from agentworld_gym.wrappers import AdaptiveLevel, FixedLevel, HashedTranscriptObservation, LinearRamp, TaskSampler
+
     from agentworld_gym.env import AgentWorldEnv
     from agentworld_gym.multiagent import AssistantUserEnv
     from agentworld_gym.policies import RandomPolicy
     from agentworld_gym.train import GRPOConfig, SFTConfig
     from agentworld_gym.vector import make_vector_env
-    from agentworld_gym.wrappers import AdaptiveLevel, FixedLevel, HashedTranscriptObservation, LinearRamp, TaskSampler
 
     make = lambda: gym.make("AgentWorld/finance-v0")  # noqa: E731
     return {

@@ -221,3 +221,10 @@ def test_session_rules_unit():
             ThemeWorlds(get_theme("finance"), sessions_per_client=bad)
     with pytest.raises(ConfigError):
         ThemeWorlds(get_theme("finance"), idle_timeout=0)
+
+
+@pytest.mark.timeout(60)
+def test_an_oversized_request_body_is_refused(served):
+    big = b"x" * (server_mod.SlowRequestTimeout.MAX_BODY + 1)
+    r = httpx2.post(served.url, content=big, headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 413 and "request body over" in r.text
