@@ -24,6 +24,7 @@ from .errors import ConfigError, ResetNeededError, SnapshotError, TaskError, che
 from .spaces import TextSpace, ToolCallSpace
 from .tasks import Task, Verification, load_tasks, verify
 from .theme import TOOLS_HEADER, Theme
+from .world import _MAGIC as SQLITE_HEADER
 from .world import open_copy, state_hash
 
 MAX_ECHO = 4_000  # characters of an action or tool result kept in the transcript
@@ -32,7 +33,6 @@ SYNTHESIS_SEEDS = 4  # seeds a reset tries before it reports that the theme make
 REPEAT_DRAWS = 8  # seeds a reset skips whose task this env already gave since its last seeding (per-theme dedupe)
 REWARD_MODES = ("binary", "partial")
 RESET_OPTIONS = ("task", "difficulty")
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def _clip(text: str, limit: int = MAX_ECHO) -> str:
@@ -145,6 +145,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.conn = None
         self.task: Task | None = None
         self._done = True
+        self._template_schema: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
@@ -241,11 +242,14 @@ class AgentWorldEnv(gym.Env[str, str]):
             raise SnapshotError(f"Expected the bytes env.snapshot() returned (a SQLite database), got {len(blob):,} bytes "
                                 f"starting {blob[:16]!r}. Pass what snapshot() gave you, unchanged.")
         expected = self._schema()
+        conn = None
         try:
             conn = open_copy(blob)
             schema = _schema_of(conn)
             damage = conn.execute("PRAGMA quick_check").fetchone()[0]
         except (sqlite3.DatabaseError, MemoryError) as exc:
+            if conn is not None:
+                conn.close()
             raise SnapshotError(f"Expected a readable snapshot, got a damaged database ({exc}). Take a new one with env.snapshot().") from None
         if schema != expected:
             conn.close()
@@ -257,7 +261,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         return conn
 
     def _schema(self) -> dict[str, str]:
-        if getattr(self, "_template_schema", None) is None:
+        """The theme world's tables and their CREATE statements (read once)."""
+        if self._template_schema is None:
             conn = open_copy(self.theme.world(self.db_seed, self.scale).template)
             try:
                 self._template_schema = _schema_of(conn)

@@ -220,7 +220,7 @@ def checkpoint_problem(path: Path, hashes: bool = True) -> str | None:
         if not file.is_file():
             return f"{name} is missing"
         if file.stat().st_size != size:
-            return f"{name} has {file.stat().st_size:,} bytes, the manifest says {size:,}"
+            return f"{name} has {file.stat().st_size} bytes, the manifest says {size}"
         if hashes and digest is not None and _sha256(file) != digest:
             return f"{name} does not match its content hash"
     return None
