@@ -204,16 +204,22 @@ def test_a_slow_request_body_times_out(served):
 
 
 def test_session_rules_unit():
-    """The same lifecycle without HTTP, on a fake clock: idle expiry names its cause; LOCAL (stdio) is told too."""
+    """The same lifecycle without HTTP, on a fake clock: idle expiry names its cause on a handshake session;
+    the stdio client's one world is never taken for idleness; the LOCAL world evicted at the limit is told so."""
     from agentworld_gym.envs import get_theme
 
     now = [0.0]
-    worlds = ThemeWorlds(get_theme("finance"), idle_timeout=10, clock=lambda: now[0])
-    assert not worlds.run(server_mod.LOCAL, False, *READ).content.startswith("Error")
+    worlds = ThemeWorlds(get_theme("finance"), idle_timeout=10, max_sessions=2, clock=lambda: now[0])
+    for key in (server_mod.LOCAL, "http:abc"):
+        assert worlds.run(key, False, *READ).ok
     now[0] = 11
-    r = worlds.run(server_mod.LOCAL, False, *READ)
+    r = worlds.run("http:abc", False, *READ)
     assert not r.ok and "session expired" in r.content and "10 s without a call" in r.content
-    assert worlds.run(server_mod.LOCAL, False, "reset_world", {}).ok
+    assert worlds.run(server_mod.LOCAL, False, *READ).ok  # still there
+    assert worlds.run("http:abc", False, "reset_world", {}).ok and worlds.run("http:abc", False, *READ).ok
+    worlds.start_session()  # a third world at max_sessions=2: the least recently used (LOCAL) goes, explicitly
+    r = worlds.run(server_mod.LOCAL, False, *READ)
+    assert not r.ok and "least recently used" in r.content
     token, _ = worlds.start_session()
     assert worlds.issued(token) and not worlds.issued(token + "x") and not worlds.issued("abc.def")
     for bad in (0, -1):

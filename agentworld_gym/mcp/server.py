@@ -221,7 +221,7 @@ class ThemeWorlds:
             self._clients[entry[2]] -= 1
             if self._clients[entry[2]] <= 0:
                 del self._clients[entry[2]]
-        if why is not None and (key.startswith("http:") or key == LOCAL):
+        if why is not None and (key.startswith("http:") or key == LOCAL):  # tokens need no tombstone: they are signed
             self._ended[key] = why
         elif why is None:
             self._ended.pop(key, None)
@@ -230,11 +230,11 @@ class ThemeWorlds:
         if self.idle_timeout is None:
             return
         limit = self._clock() - self.idle_timeout
-        while self._worlds:
-            key, entry = next(iter(self._worlds.items()))
+        for key, entry in list(self._worlds.items()):  # least recently used first: stop at the first fresh one
             if entry[3] > limit:
                 break
-            self._end(key, f"ended after {self.idle_timeout:g} s without a call")
+            if key != LOCAL:  # stdio / in-process: the one client's world is not taken away
+                self._end(key, f"ended after {self.idle_timeout:g} s without a call")
 
     def forget(self, session_id: str) -> None:
         """A handshake session the SDK has closed (DELETE or its idle timeout): its world goes, and so does the
