@@ -198,10 +198,11 @@ def retime(env: AgentWorldEnv, snapshot: bytes, action) -> float:
     """The fastest of three more runs of `action` from the same world and transcript (ms)."""
     best = float("inf")
     base = env.unwrapped
-    saved = {k: getattr(base, k) for k in ("turn", "submitted", "verification", "messages", "_transcript", "_done")}
+    saved = {k: getattr(base, k) for k in ("turn", "submitted", "verification", "messages", "_transcript", "_done", "_written")}
     for _ in range(3):
-        base.restore(snapshot)
-        base.__dict__.update({**saved, "messages": list(saved["messages"]), "_transcript": copy.deepcopy(saved["_transcript"]), "_done": False})
+        base.restore(snapshot)  # the same moment of the same episode: the tables it wrote are the same ones
+        base.__dict__.update({**saved, "messages": list(saved["messages"]), "_transcript": copy.deepcopy(saved["_transcript"]),
+                              "_written": copy.copy(saved["_written"]), "_done": False})
         base.turn = min(base.turn, base.max_turns - 2)
         t = time.perf_counter()
         env.step(action)
