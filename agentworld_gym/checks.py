@@ -123,18 +123,18 @@ COMMAND_RULES: dict[str, dict[str, Any]] = {
 }
 
 
-def check_values(values: dict[str, Any], command: str | None = None) -> None:
-    """Apply the rules to every value whose name has one (names without a rule pass)."""
+def check_values(values: dict[str, Any], command: str | None = None, labels: dict[str, str] | None = None) -> None:
+    """Apply the rules to every value whose name has one (names without a rule pass). `labels` names a value
+    as its user knows it (the command line passes its option strings, e.g. lr -> --lr)."""
     rules = {**OPTION_RULES, **COMMAND_RULES.get(command or "", {})}
     for name, value in values.items():
         rule = rules.get(name)
         if rule is not None:
-            rule.check(name, value)
+            rule.check((labels or {}).get(name, name), value)
 
 
 def _flag(name: str) -> str:
-    """The name as a constructor argument and as the command-line option that sets it."""
-    return f"{name} (--{name.replace('_', '-')})"
+    return name
 
 
 def _num(x: float) -> str:
