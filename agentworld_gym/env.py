@@ -32,7 +32,6 @@ MAX_WINDOW = 200_000  # characters of the latest turns the text observation show
 SYNTHESIS_SEEDS = 4  # seeds a reset tries before it reports that the theme makes no valid task
 REPEAT_DRAWS = 8  # seeds a reset skips whose task this env already gave since its last seeding (per-theme dedupe)
 REWARD_MODES = ("binary", "partial")
-RESET_OPTIONS = ("task", "difficulty")
 
 
 def _clip(text: str, limit: int = MAX_ECHO) -> str:
@@ -152,7 +151,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         if options is not None and not isinstance(options, dict):
             raise ConfigError(f"Expected options to be a dict such as {{'task': task}} or {{'difficulty': 3}}, got {type(options).__name__}.")
-        check_unknown_kwargs("reset(options=...)", options or {}, RESET_OPTIONS)
+        # other keys are left alone: wrappers and PettingZoo's API test pass options of their own
         if options and "difficulty" in options:
             check_env_args({"difficulty": options["difficulty"]})
         if seed is not None:  # a seeded reset starts a fresh sequence: reset(seed=s) always gives the same task
