@@ -106,3 +106,12 @@ def test_authorizer_blocks_attach_and_runaway_queries_stop():
     conn.start_call()
     with pytest.raises(sqlite3.OperationalError, match="interrupt"):
         conn.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c").fetchone()
+
+
+def test_a_cache_file_with_its_trailer_still_opens_as_the_database(tmp_path, monkeypatch):
+    """Older versions read cache files without the trailer check: SQLite ignores the bytes after the last page."""
+    spec, good, path = _cached_finance(tmp_path, monkeypatch)
+    data = path.read_bytes()
+    assert len(data) > len(good)
+    a, b = open_copy(data), open_copy(good)
+    assert state_hash(a) == state_hash(b) and a.execute("PRAGMA quick_check").fetchone()[0] == "ok"
