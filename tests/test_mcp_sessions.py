@@ -227,6 +227,10 @@ def test_session_rules_unit():
             ThemeWorlds(get_theme("finance"), sessions_per_client=bad)
     with pytest.raises(ConfigError):
         ThemeWorlds(get_theme("finance"), idle_timeout=0)
+    forever = ThemeWorlds(get_theme("finance"), idle_timeout=None, sessions_per_client=1)
+    assert forever.start_session()[0] is not None
+    _, refused = forever.start_session()
+    assert refused is not None and "1 live sessions" in refused and "wait" not in refused
 
 
 @pytest.mark.timeout(60)

@@ -205,8 +205,9 @@ class ThemeWorlds:
         """A fresh world for `key`; or why not (the client holds its limit)."""
         self._end(key, None)
         if key != LOCAL and self._clients[client] >= self.sessions_per_client:
+            wait = f", or wait {self.idle_timeout:g} s for an idle one to end" if self.idle_timeout is not None else ""
             return (f"Error: your client already holds {self.sessions_per_client} live sessions, the most one client may hold. "
-                    f"Reuse one, give one back with {END_SESSION}, or wait {self.idle_timeout:g} s for an idle one to end.")
+                    f"Reuse one or give one back with {END_SESSION}{wait}.")
         while len(self._worlds) >= self.max_sessions:
             self._end(next(iter(self._worlds)), f"dropped as the least recently used of the server's {self.max_sessions} worlds")
         conn = self._open(self._template)
