@@ -1,7 +1,8 @@
 """Values checked at every door before any work or any write: one table of rules for the command line's
 options and the public constructors' arguments, and atomic writes for what commands produce.
 
-Each rule raises a one-line ConfigError (or MissingFileError) phrased "Expected X, got Y" with the fix.
+Each rule raises a one-line ConfigError (or MissingFileError) phrased "Expected X, got Y" with the fix,
+naming the value as its user knows it (`--lr` on the command line, `lr` in Python).
 The CLI applies `OPTION_RULES` to every subcommand's parsed options by name (a subcommand may narrow a
 rule in `COMMAND_RULES`); the trainer configs apply the same rules in `__post_init__`.
 """
@@ -37,13 +38,13 @@ class Number:
         kind = "an int" if self.integer else "a number"
         ok_type = isinstance(value, numbers.Integral) if self.integer else isinstance(value, numbers.Real)
         if isinstance(value, bool) or not ok_type:
-            raise ConfigError(f"Expected {_flag(name)} to be {kind}, got {value!r}.")
+            raise ConfigError(f"Expected {name} to be {kind}, got {value!r}.")
         if not math.isfinite(value):
-            raise ConfigError(f"Expected {_flag(name)} to be a finite number, got {value!r}.")
+            raise ConfigError(f"Expected {name} to be a finite number, got {value!r}.")
         below = self.low is not None and (value <= self.low if self.open_low else value < self.low)
         above = self.high is not None and value > self.high
         if below or above:
-            raise ConfigError(f"Expected {_flag(name)} {self.describe()}, got {value!r}.")
+            raise ConfigError(f"Expected {name} {self.describe()}, got {value!r}.")
 
     def describe(self) -> str:
         if self.low is not None and self.high is not None and not self.open_low:
@@ -63,7 +64,7 @@ class Levels:
     def check(self, name: str, value: Any) -> None:
         levels = parse_levels(name, value) if isinstance(value, str) else value
         if not levels or not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) and 1 <= x <= 5 for x in levels):
-            raise ConfigError(f"Expected {_flag(name)} to be difficulty levels 1-5 (e.g. 1,2), got {value!r}.")
+            raise ConfigError(f"Expected {name} to be difficulty levels 1-5 (e.g. 1,2), got {value!r}.")
 
 
 @dataclass(frozen=True)
@@ -72,14 +73,14 @@ class ExistingPath:
 
     def check(self, name: str, value: Any) -> None:
         if value is not None and not Path(value).exists():
-            raise MissingFileError(f"Expected {_flag(name)} to name an existing file or folder, got {str(value)!r}: no such file.")
+            raise MissingFileError(f"Expected {name} to name an existing file or folder, got {str(value)!r}: no such file.")
 
 
 def parse_levels(name: str, text: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
-        raise ConfigError(f"Expected {_flag(name)} to be comma-separated difficulty levels 1-5 (e.g. 1,2), got {text!r}.") from None
+        raise ConfigError(f"Expected {name} to be comma-separated difficulty levels 1-5 (e.g. 1,2), got {text!r}.") from None
 
 
 POSITIVE = Number(low=1)
@@ -131,10 +132,6 @@ def check_values(values: dict[str, Any], command: str | None = None, labels: dic
         rule = rules.get(name)
         if rule is not None:
             rule.check((labels or {}).get(name, name), value)
-
-
-def _flag(name: str) -> str:
-    return name
 
 
 def _num(x: float) -> str:
