@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .checks import write_text_atomic
 from .errors import ConfigError
 
 SUITES = ("heldout", "bfcl", "tau2")
@@ -535,8 +536,8 @@ def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int
         results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded)
         save_result(results[suite], out / suite)
     summary = {s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}
-    (out / "summary.json").write_text(json.dumps({"policy": policy, "runs": runs, "seed": seed, "suites": summary}, indent=1))
-    (out / "index.html").write_text(html_summary(results), encoding="utf-8")
+    write_text_atomic(out / "summary.json", json.dumps({"policy": policy, "runs": runs, "seed": seed, "suites": summary}, indent=1))
+    write_text_atomic(out / "index.html", html_summary(results))
     return results
 
 
@@ -604,8 +605,8 @@ def save_result(result: dict, out: str | Path) -> dict[str, str]:
     """out.json, out.md and out.png next to each other (out is a path without suffix)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1, default=str))
-    out.with_suffix(".md").write_text(markdown_table(result))
+    write_text_atomic(out.with_suffix(".json"), json.dumps(result, indent=1, default=str))
+    write_text_atomic(out.with_suffix(".md"), markdown_table(result))
     png = plot_result(result, out.with_suffix(".png"))
     return {"json": str(out.with_suffix(".json")), "md": str(out.with_suffix(".md")), "png": str(png) if png else ""}
 

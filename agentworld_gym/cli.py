@@ -15,6 +15,7 @@ import sys
 import gymnasium as gym
 
 from . import envs
+from .checks import check_values
 from .errors import AgentWorldError
 from .policies.llm import DTYPES
 
@@ -224,8 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # --debug is accepted anywhere on the line (and as AGENTWORLD_DEBUG=1): a traceback instead of one line
     debug = "--debug" in argv or os.environ.get("AGENTWORLD_DEBUG", "") not in ("", "0")
-    args = build_parser().parse_args([a for a in argv if a != "--debug"])
+    parser = build_parser()
+    args = parser.parse_args([a for a in argv if a != "--debug"])
     try:
+        check_values(vars(args), getattr(args, "train_command", None) or args.command, option_labels(parser, args))  # before any work
         return args.func(args) or 0
     except KeyboardInterrupt:
         print("agentworld: interrupted", file=sys.stderr)
@@ -235,6 +238,15 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"agentworld: error: {one_line_error(exc)}", file=sys.stderr)
         return 2 if isinstance(exc, (AgentWorldError, gym.error.Error)) else 1
+
+
+def option_labels(parser: argparse.ArgumentParser, args) -> dict[str, str]:
+    """dest -> the option string the user typed it with (the longest: --difficulty, not -d), for the command run."""
+    path = [args.command] + ([args.train_command] if getattr(args, "train_command", None) else [])
+    for each in all_parsers(parser):
+        if each.prog.split()[1:] == path:
+            return {a.dest: max(a.option_strings, key=len) if a.option_strings else a.dest for a in each._actions}
+    return {}
 
 
 def one_line_error(exc: BaseException) -> str:

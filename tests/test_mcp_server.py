@@ -32,9 +32,9 @@ def _free_port() -> int:
 async def _exercise(client: Client, theme) -> None:
     tools = (await client.list_tools()).tools
     expected = {s["function"]["name"]: s["function"] for s in theme.toolset.schemas}
-    assert {t.name for t in tools} == set(expected) | {"start_session", "reset_world"}  # the theme's tools, no submit
+    assert {t.name for t in tools} == set(expected) | {"start_session", "reset_world", "end_session"}  # the theme's tools, no submit
     for t in tools:
-        if t.name in ("start_session", "reset_world"):
+        if t.name in ("start_session", "reset_world", "end_session"):
             continue
         assert t.input_schema == expected[t.name]["parameters"]
         assert t.description == expected[t.name]["description"]

@@ -164,6 +164,10 @@ class TaskSampler(gym.Wrapper):
 
     def set_theme_weights(self, weights: Mapping[str, float]) -> None:
         """Change how often each theme is drawn (pool envs); allowed at any time while training."""
+        from agentworld_gym.checks import Number
+
+        for theme, weight in weights.items():
+            Number(integer=False, low=0).check(f"theme_weights[{theme!r}]", weight)
         if self.pool is None:
             own = getattr(self.env.unwrapped, "theme", None)
             own_id = getattr(own, "id", None)

@@ -14,7 +14,9 @@ def cmd_serve(args) -> int:
     from .server import serve
 
     serve(args.theme, transport=args.transport, host=args.host, port=args.port, db_seed=args.db_seed,
-          max_sessions=args.max_sessions, auth_token=args.auth_token or os.environ.get("AGENTWORLD_SERVE_TOKEN") or None)
+          max_sessions=args.max_sessions, auth_token=args.auth_token or os.environ.get("AGENTWORLD_SERVE_TOKEN") or None,
+          sessions_per_client=args.sessions_per_client, idle_timeout=args.idle_timeout, read_timeout=args.read_timeout,
+          keep_alive=args.keep_alive, max_connections=args.max_connections)
     return 0
 
 
@@ -62,6 +64,13 @@ def add_commands(sub) -> None:
                    help="worlds kept at once; the least recently used is dropped and its client told 'session expired'")
     p.add_argument("--auth-token", default=None,
                    help="HTTP: require 'Authorization: Bearer TOKEN' on every request (default: $AGENTWORLD_SERVE_TOKEN, else none)")
+    p.add_argument("--sessions-per-client", type=int, default=16,
+                   help="worlds one client (an IP address on HTTP) may hold at once; start_session past it is refused")
+    p.add_argument("--idle-timeout", type=float, default=900.0,
+                   help="seconds without a call after which a session and its world end (its client is told 'session expired')")
+    p.add_argument("--read-timeout", type=float, default=30.0, help="HTTP: seconds a request body may take to arrive (else 408)")
+    p.add_argument("--keep-alive", type=float, default=5.0, help="HTTP: seconds an idle keep-alive connection stays open")
+    p.add_argument("--max-connections", type=int, default=256, help="HTTP: connections served at once (503 beyond)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("import", help="register external environments (Agent-World release, tau2-bench)")
