@@ -119,24 +119,44 @@ def diff_interval(s1: int, n1: int, s2: int, n2: int) -> tuple[float, float, flo
 
 
 def stratified_sample(items: list, strata: Callable[[Any], tuple], k: int | None, seed: int) -> list:
-    """k items spread evenly over the strata: round-robin over the first key (categories), within each
-    over the next (levels), each group shuffled with `seed`; all items (in order) when k is None or
-    not smaller than the suite."""
+    """k items spread evenly over the strata at every k: all items (in order) when k is None or not
+    smaller than the suite.
+
+    Each cell (one value of every key, e.g. a category and a level) is shuffled with `seed`. A pick takes
+    the next item of the cell used least so far, and among those the cell whose keys are used least
+    (compared by their most used key, then the next), so at every k the levels stay within one task of each
+    other and the categories within two: k=10 over 20 categories and 5 levels is 2 tasks a level in 10
+    categories. Once every cell has given one item the set is one per cell (k=100 on the held-out suite)."""
     if k is None or k >= len(items):
         return list(items)
     rng = np.random.default_rng(seed)
 
-    def spread(group: list, depth: int) -> list:
-        if not group or depth == len(strata(group[0])):
-            return [group[i] for i in rng.permutation(len(group))]
+    def cells(group: list, keys: tuple) -> list[tuple[tuple, list]]:
+        """(keys, shuffled items) of every cell under `group`, in a seeded order."""
+        if not group or len(keys) == len(strata(group[0])):
+            return [(keys, [group[i] for i in rng.permutation(len(group))])]
         by_key: dict[str, list] = defaultdict(list)
         for x in group:
-            by_key[str(strata(x)[depth])].append(x)
-        queues = [spread(by_key[key], depth + 1) for key in sorted(by_key)]
-        queues = [queues[i] for i in rng.permutation(len(queues))]
-        return [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
+            by_key[str(strata(x)[len(keys)])].append(x)
+        parts = [cells(by_key[key], (*keys, key)) for key in sorted(by_key)]
+        return [cell for i in rng.permutation(len(parts)) for cell in parts[i]]
 
-    return spread(list(items), 0)[:k]
+    queues = cells(list(items), ())
+    taken = [0] * len(queues)
+    key_uses: dict[tuple[int, str], int] = defaultdict(int)
+
+    def load(i: int) -> tuple:
+        uses = sorted((key_uses[d, key] for d, key in enumerate(queues[i][0])), reverse=True)
+        return (taken[i], uses, i)
+
+    picked = []
+    while len(picked) < k:
+        i = min((i for i, (_, q) in enumerate(queues) if taken[i] < len(q)), key=load)
+        picked.append(queues[i][1][taken[i]])
+        taken[i] += 1
+        for d, key in enumerate(queues[i][0]):
+            key_uses[d, key] += 1
+    return picked
 
 
 def _progress(iterable, desc: str, total: int | None = None):
