@@ -256,17 +256,41 @@ def episode_server(env, name: str | None = None):
 
 def serve(theme_id: str, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, db_seed: int = 0,
           max_sessions: int = MAX_SESSIONS, auth_token: str | None = None) -> None:
-    """Run a theme's MCP server until interrupted (`agentworld serve`)."""
+    """Run a theme's MCP server until interrupted (`agentworld serve`). Where it listens and how a client
+    connects go to stderr (stdout is the stdio transport's channel); HTTP says so once the port is bound."""
     server = theme_server(theme_id, db_seed, max_sessions=max_sessions)
+    what = f"MCP server of theme {server.worlds.theme.id!r} ({len(server.worlds.theme.toolset.tools)} tools + {len(SESSION_TOOLS)} session tools)"
     if transport == "stdio":
+        announce(f"{what} on stdio: an MCP client starts this command and speaks JSON-RPC on its stdin/stdout, e.g. "
+                 f"mcp.client.stdio.StdioServerParameters(command='agentworld', args=['serve', {server.worlds.theme.id!r}]). "
+                 "Typing here does nothing; Ctrl-D or Ctrl-C stops it.")
         server.run("stdio")
         return
+    import socket
+
     import uvicorn
 
     if auth_token is None and host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("serving on %s without --auth-token: anyone who can reach this address can use the server", host)
-    app = server.streamable_http_app(host=host)
-    uvicorn.run(BearerAuth(app, auth_token) if auth_token else app, host=host, port=port, log_level="warning")
+    app = server.streamable_http_app(host=host, streamable_http_path=HTTP_PATH)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))  # listening before announcing, so the URL printed answers at once (and --port 0 works)
+    sock.listen(128)
+    url = f"http://{f'[{host}]' if ':' in host else host}:{sock.getsockname()[1]}{HTTP_PATH}"
+    announce(f"{what} at {url} (streamable HTTP{', bearer token required' if auth_token else ''}); connect with "
+             f"mcp.client.streamable_http.streamable_http_client({url!r}). Ctrl-C stops it.")
+    config = uvicorn.Config(BearerAuth(app, auth_token) if auth_token else app, log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+HTTP_PATH = "/mcp"
+
+
+def announce(line: str) -> None:
+    import sys
+
+    print(f"agentworld serve: {line}", file=sys.stderr, flush=True)
 
 
 class BearerAuth:
