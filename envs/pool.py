@@ -66,6 +66,9 @@ class PoolEnv(gym.Env[str, str]):
             themes = [k for k, e in registered.items() if e.source != "local" and (slug is None or category_slug(e.category) == slug)]
             if by_theme:
                 themes = [k for k in themes if k in by_theme]
+        from .registry import bare_id
+
+        themes = [bare_id(t) for t in themes]  # `finance` or `AgentWorld/finance-v0`, as in every subcommand
         unknown = [t for t in themes if t not in registered]
         if unknown:
             raise ConfigError(f"Expected registered theme ids, got {unknown[:5]}.{did_you_mean(unknown[0], registered)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -74,7 +75,8 @@ def cmd_discover(args) -> int:
     print(format_summary(summary))
     print(f"wrote {args.out}/themes/*.json and {args.out}/report.json (per-tool reasons under summary.tools)")
     if summary["ok"]:
-        print(f"use them: agentworld_gym.load_pool({str(args.out)!r})  ->  gym.make('AgentWorld/local.<id>-v0')")
+        print(f"use them: agentworld_gym.load_pool({str(args.out)!r})  ->  gym.make('AgentWorld/local.<id>-v0'); from the command "
+              f"line, add --pool {shlex.quote(str(args.out))} to any subcommand (agentworld play local.<id> --pool ...)")
     return 0 if summary["ok"] else 1
 
 
