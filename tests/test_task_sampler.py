@@ -139,7 +139,6 @@ def test_pool_draws_themes_by_weight_and_weights_change_while_training():
     flagships = sorted(e.id for e in entries() if e.source == "flagship")
     env = TaskSampler(gym.make("AgentWorld/pool-v0", themes=flagships, max_turns=20), schedule=2)
     env.set_theme_weights({t: 0.0 for t in ("retail", "music")}, keep_others=True)
-    pool = env.unwrapped
     oracle = OraclePolicy(env)
     first = collections.Counter()
     for s in range(30):

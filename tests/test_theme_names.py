@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from agentworld_gym.envs.registry import bare_id, get_entry, gym_id
 
 from agentworld_gym.cli import main
-from agentworld_gym.envs.registry import bare_id, get_entry, gym_id
 from agentworld_gym.errors import UnknownThemeError
 
 ROOT = Path(__file__).resolve().parents[1]
