@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_ACTION_CHARS = 100_000  # longer actions are refused as a whole (documented in the README)
+MAX_ACTION_CHARS = 100_000  # longer actions are refused as a whole (documented in docs/actions.md)
 MAX_CALLS = 32
 MAX_DEPTH = 32
 MAX_INT_BITS = 256  # bigger integers are not read (they could not be printed or stored anyway)

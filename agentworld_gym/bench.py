@@ -1,7 +1,7 @@
 """Benchmark suites: `agentworld bench --suite heldout|bfcl|tau2|all --policy SPEC [--runs N]`.
 
 * ``heldout`` - frozen task files under benchmarks/suites/heldout/<theme>.jsonl (themes the trainer
-  never trains on; several per L1 category; difficulties 1-3).
+  never trains on; three per L1 category, one task per level 1-5).
 * ``bfcl`` - the Berkeley Function-Calling Leaderboard from the `bfcl-eval` package, any category it
   ships (`--categories`, default every single-turn one), graded by BFCL's AST rules
   (agentworld_gym.bfcl).
