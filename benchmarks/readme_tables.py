@@ -15,6 +15,7 @@ Where each block lives (BLOCKS below):
                       report (arena/evolve_report.html) is regenerated beside it
   docs/performance.md perf-tables: bench_env.json, fuzz_step.json, synthesis.json, bench_memory.json,
                       mcp_latency.json, rollout_throughput_slots*.json
+  docs/training.md    ppo-table: ppo_candidates.json (ppo_candidates.py)
 
 --check exits 1 when a page or the report is out of date instead of writing them.
 """
@@ -356,12 +357,31 @@ def perf_table() -> list[str]:
     return ["| measure | result | target | script |", "|---|---|---|---|", *rows]
 
 
+def ppo_table() -> list[str]:
+    """SB3 PPO on the candidate-action adapters against a random candidate (ppo_candidates.py)."""
+    if (ppo := _json("ppo_candidates.json")) is None:
+        return []
+    from agentworld_gym.bench import wilson
+
+    a = ppo["args"]
+    n = a["eval_episodes"]
+    lines = [f"| run | env steps | PPO success (n={n}) [95%] | random candidate | PPO / random | wall s |", "|---|---:|---:|---:|---:|---:|"]
+    for r in ppo["results"]:
+        steps = a["total_timesteps"] if "pool" not in r["name"] else a["pool_timesteps"]
+        lo, hi = wilson(round(r["final_ppo"] * n), n)
+        lines.append(f"| {r['name']} | {steps:,} | {r['final_ppo']:.2f} [{lo:.2f}, {hi:.2f}] | {r['random']:.2f} | {r['ratio']:.1f}x | "
+                     f"{r['seconds']:.0f} |")
+    return [*lines, "", f"Evaluated greedily on {a['eval_episodes']} held-out tasks of difficulty {a['difficulty']} (max {a['max_turns']} turns); "
+            "learning curves in `benchmarks/results/ppo_candidates.md`."]
+
+
 # Each generated block: file, marker name, its lines.
 BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
     (ROOT / "README.md", "pool-stats", pool_stats_line),
     (ROOT / "README.md", "suite-summary", suites_table),
     (DOCS / "suites.md", "suite-tables", lambda: [*suites_table(), "", *agreement_line(), "", *tau2_table()]),
     (DOCS / "performance.md", "perf-tables", perf_table),
+    (DOCS / "training.md", "ppo-table", ppo_table),
 ]
 
 
