@@ -138,3 +138,18 @@ def test_every_import_the_docs_show_works():
         loaded = importlib.import_module(module)
         for name in (n.strip() for n in names.split(",")):
             assert hasattr(loaded, name), f"from {module} import {name}"
+
+
+def test_figures_in_the_readme_match_the_code():
+    """The README's counts and versions that are not generated: flagships, pinned library versions, the MCP URL."""
+    from agentworld_gym import envs
+    from agentworld_gym.mcp.server import HTTP_PATH
+
+    readme = README.read_text(encoding="utf-8")
+    setup = (ROOT / "setup.cfg").read_text(encoding="utf-8")
+    assert f"… ({len(envs.FLAGSHIPS)}) |" in readme
+    for library, package in (("TRL", "trl"), ("verifiers", "verifiers"), ("OpenEnv", "openenv-core"), ("SkyRL-gym", "skyrl-gym")):
+        shown = re.search(rf"^\| {re.escape(library)} ([\d.]+) \|", readme, flags=re.M).group(1)
+        pinned = re.search(rf"^\s+{re.escape(package)}==([\d.]+)$", setup, flags=re.M).group(1)
+        assert pinned == shown or pinned.startswith(shown + "."), (library, shown, pinned)
+    assert f"http://127.0.0.1:8000{HTTP_PATH}" in readme

@@ -32,6 +32,7 @@ import hmac
 import json
 import logging
 import secrets
+import sys
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 SESSION_META = "agentworld/session"
 RESET_META = "agentworld/reset"
 MAX_SESSIONS = 256
+HTTP_PATH = "/mcp"  # where `agentworld serve --transport http` answers (the MCP SDK's default)
 START_SESSION, RESET_WORLD = "start_session", "reset_world"
 LOCAL = "local"  # stdio or in-process: one client per server
 STATELESS = "stateless"  # HTTP without a session id or token: no way to tell clients apart
@@ -284,12 +286,7 @@ def serve(theme_id: str, transport: str = "stdio", host: str = "127.0.0.1", port
     uvicorn.Server(config).run(sockets=[sock])
 
 
-HTTP_PATH = "/mcp"
-
-
 def announce(line: str) -> None:
-    import sys
-
     print(f"agentworld serve: {line}", file=sys.stderr, flush=True)
 
 
