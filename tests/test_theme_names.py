@@ -67,3 +67,14 @@ def test_discovered_themes_work_from_every_subcommand_with_pool(discovered, tmp_
     assert f"MCP server of theme {theme!r}" in served.stderr and served.stdout == ""
     unknown = subprocess.run([*run, "show", theme], capture_output=True, text=True, timeout=120)  # a fresh process, no --pool
     assert unknown.returncode == 2 and "--pool DIR" in unknown.stderr
+
+
+def test_training_themes_take_any_form_and_the_held_out_check_sees_through_it():
+    from agentworld_gym.bench import heldout_themes
+    from agentworld_gym.errors import ConfigError
+    from agentworld_gym.train.common import training_themes
+
+    assert training_themes(["AgentWorld/finance-v0", "retail"]) == ["finance", "retail"]
+    held = sorted(heldout_themes())[0]
+    with pytest.raises(ConfigError, match="outside the held-out suite"):
+        training_themes([f"AgentWorld/{held}-v0"])
