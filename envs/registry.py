@@ -122,8 +122,8 @@ def get_entry(theme_id: str) -> ThemeEntry:
         if external is not None:
             raise UnknownThemeError(f"Expected a theme with a world of its own, got {theme_id!r}: {external} is an external "
                                     "environment (a pool, a tau2 domain, an Agent-World release environment or an MCP server) "
-                                    f"that `agentworld play {bare}` and `agentworld bench --env {bare}` run, but that has no "
-                                    "schema to show, serve or synthesize tasks from here.")
+                                    f"that `agentworld play {bare}`, `show {bare}` and `bench --env {bare}` take, but that has "
+                                    "no world here to serve or synthesize tasks from.")
         raise _unknown(theme_id)
     return entry
 

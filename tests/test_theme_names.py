@@ -30,10 +30,22 @@ def test_every_form_of_a_name_means_the_same_theme(name):
     assert bare_id(name) == get_entry(name).id == "finance" and gym_id(name) == "AgentWorld/finance-v0"
 
 
-def test_envs_that_are_not_themes_resolve_for_play_and_bench_and_say_why_not_for_show():
+def test_envs_that_are_not_themes_resolve_for_play_show_and_bench_and_say_why_not_for_synth(capsys):
     assert gym_id("pool") == "AgentWorld/pool-v0" and gym_id("mcp") == "AgentWorld/mcp-v0"
     with pytest.raises(UnknownThemeError, match="external environment"):
         get_entry("pool")
+    assert main(["synth", "pool", "-o", "/dev/null"]) == 2 and "no world here to serve or synthesize" in capsys.readouterr().err
+    assert main(["show", "pool"]) == 0 and "a pool drawing one of" in capsys.readouterr().out
+
+
+def test_show_lists_an_imported_environments_tools_and_tasks(capsys):
+    from agentworld_gym.mcp.tau2_domains import installed_domains
+
+    if "mock" not in installed_domains():
+        pytest.skip("tau2-mock-mcp-eval not installed (pip install 'agentworld-gym[tau2]')")
+    assert main(["show", "tau2-mock"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("AgentWorld/tau2-mock-v0: external environment") and "create_task(user_id, title" in out
 
 
 @pytest.mark.parametrize("argv", [["show", "financ"], ["synth", "AgentWorld/financ-v0", "-o", "/dev/null"],
