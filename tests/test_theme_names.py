@@ -18,6 +18,21 @@ from agentworld_gym.errors import UnknownThemeError
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def isolated_registry():
+    """Themes a test loads with --pool are gone after it (the same ids from another folder would clash)."""
+    import gymnasium as gym
+    from agentworld_gym.envs import registry
+
+    from agentworld_gym.discovery import load
+
+    saved = (dict(registry._ENTRIES), dict(registry._LOADED), dict(load._ORIGIN), dict(gym.registry))
+    yield
+    for live, before in zip((registry._ENTRIES, registry._LOADED, load._ORIGIN, gym.registry), saved, strict=True):
+        live.clear()
+        live.update(before)
+
+
 @pytest.fixture(scope="module")
 def discovered(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("pool") / "mine"
