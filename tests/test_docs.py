@@ -153,3 +153,24 @@ def test_figures_in_the_readme_match_the_code():
         pinned = re.search(rf"^\s+{re.escape(package)}==([\d.]+)$", setup, flags=re.M).group(1)
         assert pinned == shown or pinned.startswith(shown + "."), (library, shown, pinned)
     assert f"http://127.0.0.1:8000{HTTP_PATH}" in readme
+
+
+def test_every_dotted_name_the_docs_cite_exists():
+    """`agentworld_gym.x.y` in the text names a module or an attribute that is there (after a move too)."""
+    import importlib
+
+    names = set()
+    for path in [README, *PAGES]:
+        names |= set(re.findall(r"`(agentworld_gym(?:\.\w+)+)(?:\(\))?`", path.read_text(encoding="utf-8")))
+    assert len(names) >= 10
+    for name in sorted(names):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+                break
+            except ModuleNotFoundError:
+                continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr, None)
+            assert obj is not None, f"{name} is cited but not found"
