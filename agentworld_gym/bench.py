@@ -325,19 +325,7 @@ def _bfcl_replies(items: list[dict], policy_spec: str, policy, seed: int) -> lis
     from .policies import make_policy
 
     p = make_policy(policy_spec, seed=seed)
-    return [p.act("", {"messages": bfcl.messages(x), "tools": _as_tools(x["functions"])}) for x in _progress(items, "bfcl")]
-
-
-def _as_tools(functions: list[dict]) -> list[dict]:
-    """BFCL docs ("dict", Python type names) as OpenAI tool schemas (for policies that sample calls)."""
-    names = {"dict": "object", "float": "number", "tuple": "array"}
-    tools = []
-    for f in functions:
-        params = f.get("parameters", {})
-        props = {k: {**v, "type": names.get(v.get("type", "string"), v.get("type", "string"))} for k, v in params.get("properties", {}).items()}
-        tools.append({"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
-                                                         "parameters": {"type": "object", "properties": props, "required": params.get("required", [])}}})
-    return tools
+    return [p.act("", {"messages": bfcl.messages(x), "tools": bfcl.as_tools(x["functions"])}) for x in _progress(items, "bfcl")]
 
 
 def bfcl_suite(episodes: int | None = None, seed: int = 0, path: str | Path | None = None,

@@ -302,6 +302,18 @@ def decode(text: str, names: Collection[str] = ()) -> list[dict]:
     return [{c.written_as if c.written_as in names else c.name: dict(c.arguments)} for c in parse_action(text).calls]
 
 
+def as_tools(functions: list[dict]) -> list[dict]:
+    """BFCL docs ("dict", Python type names) as OpenAI tool schemas (for policies that sample calls)."""
+    names = {"dict": "object", "float": "number", "tuple": "array"}
+    tools = []
+    for f in functions:
+        params = f.get("parameters", {})
+        props = {k: {**v, "type": names.get(v.get("type", "string"), v.get("type", "string"))} for k, v in params.get("properties", {}).items()}
+        tools.append({"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
+                                                         "parameters": {"type": "object", "properties": props, "required": params.get("required", [])}}})
+    return tools
+
+
 def score_bfcl(text: str, item: dict) -> bool:
     try:
         return grade_decoded(decode(text, {f.get("name") for f in item["functions"]}), item)
