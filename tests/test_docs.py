@@ -120,6 +120,13 @@ def test_figures_in_the_docs_match_the_code():
     per_category = {len({t.theme for t in tasks if _category(t.theme) == c}) for c in categories}
     assert per_category == {3} and len(categories) == 20 and {t.difficulty for t in tasks} == {1, 2, 3, 4, 5}
     assert "three composed catalog themes in each of\nthe 20 first-tier categories, one task per level 1–5" in pages["suites.md"]
+    from agentworld_gym.discovery.forge import TEXT_CAP
+    from agentworld_gym.discovery.pool import MAX_OVERLAP
+    from agentworld_gym.tools import MAX_MAGNITUDE
+
+    assert f"overlap below {MAX_OVERLAP} with every registered theme" in pages["suites.md"]
+    assert f"texts of 1–{TEXT_CAP}\ncharacters" in pages["byo-tools.md"]
+    assert f"within ±{MAX_MAGNITUDE:.0e}".replace("+", "") in pages["actions.md"]
 
 
 def test_every_import_the_docs_show_works():
