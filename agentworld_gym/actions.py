@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_ACTION_CHARS = 100_000  # longer actions are refused as a whole (documented in the README)
+MAX_ACTION_CHARS = 100_000  # longer actions are refused as a whole (documented in docs/actions.md)
 MAX_CALLS = 32
 MAX_DEPTH = 32
 MAX_INT_BITS = 256  # bigger integers are not read (they could not be printed or stored anyway)
@@ -61,6 +61,9 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     args: tuple = ()  # positional arguments (Python-call syntax), bound by the toolset
+    # The name as the text wrote it, before a `functions.` / `default_api.` prefix was dropped: a grader whose
+    # functions carry that prefix in their own names (BFCL's `functions.intersect`) reads this one.
+    written_as: str = field(default="", compare=False, repr=False)
 
     def to_json(self) -> str:
         return json.dumps({"name": self.name, "arguments": self.arguments}, ensure_ascii=False)
@@ -202,7 +205,7 @@ def _body(body: str) -> list[ToolCall]:
         name, _, rest = body.partition("<arg_key>")
         keys, _ = _between("<arg_key>" + rest, "<arg_key>", ("</arg_key>",))
         values, _ = _between(rest, "<arg_value>", ("</arg_value>",))
-        return [ToolCall(_tool_name(name.strip()), {k.strip(): _scalar(v) for k, v in zip(keys, values, strict=False)})]
+        return [_named(name.strip(), {k.strip(): _scalar(v) for k, v in zip(keys, values, strict=False)})]
     if body[:1] in "{[":
         return _from_json_values(body)
     return _from_python(body)
@@ -221,7 +224,7 @@ def _function_tags(text: str):
             for p in params:
                 key, _, value = p.partition(">")
                 arguments[key.strip()] = _scalar(value.strip())
-            calls.append(ToolCall(_tool_name(name.strip()), arguments))
+            calls.append(_named(name.strip(), arguments))
         else:
             calls.append(_call(name.strip(), _loads(args) if args else {}))
     return calls, outside
@@ -486,7 +489,11 @@ def _call(name: str, arguments: Any) -> ToolCall:
         arguments = {}
     if not isinstance(arguments, dict):
         raise _ParseFailure(f'Expected "arguments" to be an object, got {_kind(arguments)}.')
-    return ToolCall(name=_tool_name(name), arguments=arguments)
+    return _named(name, arguments)
+
+
+def _named(name: str, arguments: dict, args: tuple = ()) -> ToolCall:
+    return ToolCall(name=_tool_name(name), arguments=arguments, args=args, written_as=name)
 
 
 def _tool_name(name: str) -> str:
@@ -585,7 +592,7 @@ def _call_from_node(node: ast.AST) -> ToolCall:
         if kw.arg is None:
             raise _ParseFailure("'**' arguments are not supported in a tool call.")
         arguments[kw.arg] = _literal(kw.value)
-    return ToolCall(name=_tool_name(name), arguments=arguments, args=args)
+    return _named(name, arguments, args)
 
 
 def _dotted_name(node: ast.AST) -> str:

@@ -91,7 +91,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         max_turns: steps before the episode is truncated.
         reward_mode: "binary" (1 when every check passes) or "partial" (1 when every check passes, else
             the share of checks no guess can pass: a requested change of the world; see `Verification.fraction`).
-        db_seed, scale: which world to build.
+        db_seed: which world to build (the seed of its fake data).
+        scale: how many rows the world holds, as a multiple of the theme's own sizes.
         render_mode: "ansi" or "human".
         tools_in_prompt: False (default): info["messages"] opens with the theme's instructions only, for
             `apply_chat_template(messages, tools=info["tools"])`; True: its system message also lists every

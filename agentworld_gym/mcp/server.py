@@ -43,6 +43,7 @@ import hmac
 import json
 import logging
 import secrets
+import sys
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -63,6 +64,7 @@ IDLE_TIMEOUT_S = 900.0
 READ_TIMEOUT_S = 30.0
 KEEP_ALIVE_S = 5.0
 MAX_CONNECTIONS = 256
+HTTP_PATH = "/mcp"  # where `agentworld serve --transport http` answers (the MCP SDK's default)
 START_SESSION, RESET_WORLD, END_SESSION = "start_session", "reset_world", "end_session"
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # protocols whose session ids the SDK checks
 CLIENT = contextvars.ContextVar("agentworld_mcp_client", default="local")  # who is calling: an IP address on HTTP
@@ -341,24 +343,43 @@ def serve(theme_id: str, transport: str = "stdio", host: str = "127.0.0.1", port
           max_sessions: int = MAX_SESSIONS, auth_token: str | None = None, sessions_per_client: int = SESSIONS_PER_CLIENT,
           idle_timeout: float = IDLE_TIMEOUT_S, read_timeout: float = READ_TIMEOUT_S, keep_alive: float = KEEP_ALIVE_S,
           max_connections: int = MAX_CONNECTIONS) -> None:
-    """Run a theme's MCP server until interrupted (`agentworld serve`)."""
+    """Run a theme's MCP server until interrupted (`agentworld serve`). Where it listens and how a client
+    connects go to stderr (stdout is the stdio transport's channel); HTTP says so once the port is bound."""
     server = theme_server(theme_id, db_seed, max_sessions=max_sessions, sessions_per_client=sessions_per_client, idle_timeout=idle_timeout)
+    what = f"MCP server of theme {server.worlds.theme.id!r} ({len(server.worlds.theme.toolset.tools)} tools + {len(SESSION_TOOLS)} session tools)"
     if transport == "stdio":
+        announce(f"{what} on stdio: an MCP client starts this command and speaks JSON-RPC on its stdin/stdout, e.g. "
+                 f"mcp.client.stdio.StdioServerParameters(command='agentworld', args=['serve', {server.worlds.theme.id!r}]). "
+                 "Typing here does nothing; Ctrl-D or Ctrl-C stops it.")
         server.run("stdio")
         return
+    import socket
+
     import uvicorn
 
     if auth_token is None and host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("serving on %s without --auth-token: anyone who can reach this address can use the server", host)
     app = http_app(server, host, auth_token, idle_timeout, read_timeout)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_keep_alive=keep_alive, limit_concurrency=max_connections)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))  # listening before announcing, so the URL printed answers at once (and --port 0 works)
+    sock.listen(128)
+    url = f"http://{f'[{host}]' if ':' in host else host}:{sock.getsockname()[1]}{HTTP_PATH}"
+    announce(f"{what} at {url} (streamable HTTP{', bearer token required' if auth_token else ''}); connect with "
+             f"mcp.client.streamable_http.streamable_http_client({url!r}). Ctrl-C stops it.")
+    config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=keep_alive, limit_concurrency=max_connections)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def announce(line: str) -> None:
+    print(f"agentworld serve: {line}", file=sys.stderr, flush=True)
 
 
 def http_app(server, host: str = "127.0.0.1", auth_token: str | None = None, idle_timeout: float | None = IDLE_TIMEOUT_S,
              read_timeout: float | None = READ_TIMEOUT_S):
     """The server's streamable-HTTP ASGI app: handshake sessions end after `idle_timeout` (the SDK's timer), and
     their worlds with them; slow request bodies time out; with `auth_token`, bearer auth in front."""
-    app = server.streamable_http_app(host=host, session_idle_timeout=idle_timeout)
+    app = server.streamable_http_app(host=host, streamable_http_path=HTTP_PATH, session_idle_timeout=idle_timeout)
     manager = server.session_manager
     discard = getattr(manager, "_discard_session", None)
     if discard is not None and hasattr(server, "worlds"):  # the SDK closed a session (DELETE, idle): its world goes too

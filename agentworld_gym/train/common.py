@@ -31,7 +31,8 @@ def training_themes(themes: Sequence[str] | None = None) -> list[str]:
     from ..bench import heldout_themes
 
     held = heldout_themes()
-    chosen = list(themes) if themes else [t for t in envs.theme_ids(source="flagship")]
+    # a name in any form (`finance`, `AgentWorld/finance-v0`) is the theme's id before the held-out check, which compares ids
+    chosen = [envs.registry.get_entry(t).id for t in themes] if themes else [t for t in envs.theme_ids(source="flagship")]
     leaked = [t for t in chosen if t in held] if themes else []
     if leaked:
         raise ConfigError(f"Expected training themes outside the held-out suite, got {leaked}. Pick other themes.")

@@ -354,7 +354,7 @@ def train_grpo(cfg: GRPOConfig) -> str:
             raise ConfigError("Expected either several processes (accelerate/torchrun) or ray_workers, got both.")
         from .ray_rollouts import RayRollouts
 
-        remote = RayRollouts(cfg, cfg.ray_workers)
+        remote = RayRollouts(cfg, cfg.ray_workers, rollout)
 
     bar = tqdm(total=cfg.steps, initial=step, desc="grpo", disable=not cfg.progress or not is_main)
     while step < cfg.steps:
