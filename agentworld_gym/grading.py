@@ -78,6 +78,7 @@ def _plain(text: str) -> str:
     """Markdown read through: emphasis and code marks, headings, quote marks and bullets dropped."""
     text = text.replace("\u2212", "-").replace("\u00a0", " ").replace("\u202f", " ")
     text = _EMPHASIS.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+    text = re.sub(r"</?[A-Za-z_][\w-]{0,20}>", " ", text)  # <answer>...</answer>
     text = re.sub(r"(?m)^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+•]\s+|\d{1,2}[.)]\s+)", "", text)
     return text.strip()
 
@@ -126,9 +127,27 @@ def _context_words(context: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in _words(context))
 
 
-def _hedged(text: str, context: str = "") -> bool:
+# In the sentences around the value's own, only doubt counts as a hedge ("The rules don't allow that;
+# the owner is CU-1003." negates another clause, not the answer).
+_DOUBT = re.compile(r"\b(?:maybe|mayb|perhaps|possibly|probably|likely|unsure|not sure|guess|guessing|approximately|approx|roughly|"
+                    r"i think|i believe|no idea|unknown|unclear|uncertain|estimate|estimated)\b|\?|~|≈|±")
+
+
+def _hedged(text: str, context: str = "", spans: list[tuple[int, int]] | None = None) -> bool:
+    """Whether `text` (the value blanked out at `spans`) hedges: any hedge word in the value's sentence,
+    doubt anywhere. A hedge word the question itself uses is part of the question's wording."""
+    low = text.lower()
     asked = _context_words(context)
-    return any(not (len(m.group(0)) >= 5 and _stem(m.group(0)) in asked) for m in _HEDGE.finditer(text.lower()))
+    if spans:
+        a, b = min(x for x, _ in spans), max(y for _, y in spans)
+        starts = [m.end() for m in re.finditer(r"[.;!]\s|\n", low[:a])]
+        end = re.search(r"[.;!](?:\s|$)|\n", low[b:])
+        own, rest = low[starts[-1] if starts else 0: b + (end.start() if end else len(low) - b)], low
+    else:
+        own, rest = low, low
+    def counts(m: re.Match) -> bool:
+        return not (len(m.group(0)) >= 5 and _stem(m.group(0)) in asked)
+    return any(counts(m) for m in _HEDGE.finditer(own)) or any(counts(m) for m in _DOUBT.finditer(rest))
 
 
 def _runs_on(after: str, context: str) -> bool:
@@ -140,7 +159,7 @@ def _runs_on(after: str, context: str) -> bool:
     allowed = _context_words(context)
     if any(w not in _UNITS and _stem(w) not in allowed for w in _words(clause)):
         return True
-    if re.search(r"[^\w\s%$€£¥₹/+-]", clause.replace(".", "")):  # stray symbols in the value's clause
+    if re.search(r"[^\w\s%$€£¥₹/+\-}\]\"'`]", clause.replace(".", "")):  # stray symbols in the value's clause (closing brackets and quotes are fine)
         return True
     if m and m.group(0).strip() in (".", "!") and after[m.end():].strip():
         rest = after[m.end():].lstrip()
@@ -149,14 +168,12 @@ def _runs_on(after: str, context: str) -> bool:
 
 
 def _outside(text: str, spans: list[tuple[int, int]]) -> str:
-    """`text` with the `spans` blanked out (so a hedge word inside a value, "About happy technology", does not count)."""
-    out, last = [], 0
-    for a, b in sorted(spans):
-        out.append(text[last:a])
-        out.append(" ")
-        last = max(last, b)
-    out.append(text[last:])
-    return "".join(out)
+    """`text` with the `spans` blanked out (so a hedge word inside a value, "About happy technology",
+    does not count); positions stay where they were."""
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,7 +316,7 @@ def _one_value(text: str, cands: list, gold, context: str) -> bool:
     nothing but units and the question's words after it in its clause."""
     if not cands or len({c[0] for c in cands}) != 1 or cands[0][0] != gold:
         return False
-    if _hedged(_outside(text, [(c[1], c[2]) for c in cands]), context):
+    if _hedged(_outside(text, [(c[1], c[2]) for c in cands]), context, [(c[1], c[2]) for c in cands]):
         return False
     return not _runs_on(text[max(c[2] for c in cands):], context)
 
@@ -397,7 +414,7 @@ def _text_match(expected: Any, got: str, context: str) -> bool:
     spans = [(m.start(), m.end()) for m in re.finditer(r"(?<!\w)" + re.escape(gold) + r"(?!\w)", folded)]
     if not spans:
         return False
-    if _hedged(_outside(folded, spans), context):
+    if _hedged(_outside(folded, spans), context, spans):
         return False
     if gold in marked:
         return marked == {gold}  # another quoted value beside the gold is a second candidate
@@ -526,20 +543,25 @@ _SUCCESS = re.compile(
     r"\b(?:done|all set|completed?|success(?:ful(?:ly)?)?|succeeded|"
     r"(?:has|have|had) been (?:\w+ed|set|made|sent|paid|shut|put|reset|built|rebuilt|split|frozen|written|rewritten|undone)|"
     r"i(?:'ve| have)? (?:\w+ed|set|made|sent|paid|put|reset|split|froze|wrote|rewrote|undid)|is now|are now|now (?:shows|reads|has|is)|"
+    r"(?:is|are|was|were) (?:now )?\w+ed|"
     r"went through|took effect|processed|confirmed|updated|changed|cancell?ed|deleted|removed|created|added|marked|"
     r"refunded|transferred|scheduled|assigned|closed|opened|archived|approved)\b",
     re.I,
 )
 
 
-def reply_claim(text: Any) -> str | None:
+def reply_claim(text: Any, context: str = "") -> str | None:
     """"failure" when a final reply says the request (or part of it) was not carried out, "success"
     when it says it was, None when it says neither (a bare value, an empty reply). A fixed list of
-    phrases, so the same reply always gets the same verdict; see docs/grading.md."""
+    phrases, so the same reply always gets the same verdict; see docs/grading.md.
+
+    `context` is the request: a failure word that is a value it asks for ("mark the payment as
+    failed", "block card CA-1003") is a status, not a failure."""
     if not isinstance(text, str) or not text.strip():
         return None
     plain = _NO_FAILURE.sub(" ", _plain(text))
-    if _FAILURE.search(plain):
+    asked = {w[:4] for w in _context_words(context) if len(w) >= 4}
+    if any(m.group(0).split()[-1].lower()[:4] not in asked for m in _FAILURE.finditer(plain)):
         return "failure"
     if _SUCCESS.search(plain):
         return "success"

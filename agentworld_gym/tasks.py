@@ -175,7 +175,7 @@ def verify(task: Task, submitted: Any, final_state_hash: str | None, untouched: 
     if task.state_hash is not None or untouched is not None:
         gold_tables = task.state_hash is None or final_state_hash == task.state_hash
         checks["state"] = gold_tables and untouched is not False
-    outcome, claim = expected_outcome(task), reply_claim(submitted)
+    outcome, claim = expected_outcome(task), reply_claim(submitted, task.instruction)
     if outcome is not None and claim is not None:  # a reply that states an outcome must state the right one
         checks["reply"] = claim == outcome
     credited = ("state",) if task.state_hash is not None else ()
