@@ -306,9 +306,10 @@ def _context_dates(context: str) -> frozenset:
     return frozenset(d for d, *_ in _date_candidates(context))
 
 
-def _exclude_context(cands: list, gold_keys: set, context_keys: set) -> list:
-    """Candidates less the values the instruction states (unless they are the gold)."""
-    return [c for c in cands if c[0] in gold_keys or c[0] not in context_keys]
+def _exclude_context(cands: list, gold_keys: set, context_keys: set, text: str, context: str) -> list:
+    """Candidates less the values the instruction states (unless they are the gold) and less any
+    value written as the instruction writes it, with the word before it (an echo of the request)."""
+    return [c for c in cands if (c[0] in gold_keys or c[0] not in context_keys) and not _restated(text, c, context)]
 
 
 def _one_value(text: str, cands: list, gold, context: str) -> bool:
@@ -328,7 +329,7 @@ def _number_match(expected: Any, got: str, context: str, tolerance: float, perce
     text = _plain(got)
     cands = _number_candidates(text)
     close = [c for c in cands if math.isclose(c[0], gold, rel_tol=1e-9, abs_tol=tolerance)]
-    cands = [c for c in cands if c in close or not _restated(text, c, context)]
+    cands = [c for c in cands if not _restated(text, c, context)]
     if not percent and any(c[3] for c in cands):  # a plain number: a percentage is another kind of value
         return False
     keyed = [(0 if c in close else i + 1, c[1], c[2]) for i, c in enumerate(cands)]  # every close candidate is one value
@@ -336,11 +337,11 @@ def _number_match(expected: Any, got: str, context: str, tolerance: float, perce
 
 
 def _restated(text: str, cand: tuple, context: str) -> bool:
-    """Whether a number candidate restates the question ("orders above 500"): the word before it and
-    the number, as written, are in the instruction."""
+    """Whether a candidate restates the request ("orders above 500", "increase ... by 1"): the word
+    before it and the value, as written, are in the instruction. A bare value restates nothing."""
     before = re.search(r"(\S+)\s*$", text[: cand[1]])
     said = text[cand[1]:cand[2]].strip()
-    return bool(context) and said in context and (before is None or f"{before.group(1)} {said}".lower() in context.lower())
+    return bool(context) and before is not None and f"{before.group(1)} {said}".lower() in context.lower()
 
 
 def _as_number(x: Any) -> float | None:
@@ -363,7 +364,7 @@ def _date_match(expected: Any, got: str, context: str) -> bool:
         return _text(expected) == _text(got)
     day, clock = gold
     text = _plain(got)
-    cands = _exclude_context(_date_candidates(text), {day}, _context_dates(context))
+    cands = _exclude_context(_date_candidates(text), {day}, _context_dates(context), text, context)
     if not _one_value(text, cands, day, context):
         return False
     if clock is not None:  # a gold with a time of day: the answer must give that time, and no other
@@ -374,7 +375,7 @@ def _date_match(expected: Any, got: str, context: str) -> bool:
 def _id_match(expected: Any, got: str, context: str) -> bool:
     gold = _id_key(str(expected))
     text = _plain(got)
-    cands = _exclude_context(_id_candidates(text), {gold}, _context_ids(context))
+    cands = _exclude_context(_id_candidates(text), {gold}, _context_ids(context), text, context)
     return _one_value(text, cands, gold, context)
 
 
@@ -452,11 +453,11 @@ def _set_match(expected: Any, got: Any, context: str, tolerance: float) -> bool:
         return False
     if item_type == "id":
         keys = {_id_key(str(g)) for g in gold}
-        found = {k for k, *_ in _exclude_context(_id_candidates(text), keys, _context_ids(context))}
+        found = {k for k, *_ in _exclude_context(_id_candidates(text), keys, _context_ids(context), text, context)}
         return found == keys
     if item_type == "number":
         nums = [float(g) for g in gold]
-        found = [c[0] for c in _number_candidates(text) if c[0] in nums or not _restated(text, c, context)]
+        found = [c[0] for c in _number_candidates(text) if not _restated(text, c, context)]
         return sorted(set(found)) == sorted(set(nums)) and len(found) == len(set(found))
     if item_type == "date":
         days = {_gold_date(g)[0] for g in gold if _gold_date(g)}

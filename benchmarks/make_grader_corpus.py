@@ -59,10 +59,10 @@ def heldout_golds() -> list[dict]:
 
 
 def synthesized_golds(seeds: int) -> list[dict]:
+    from agentworld_gym.envs import FLAGSHIPS, get_theme
     from tqdm import tqdm
 
     import agentworld_gym  # noqa: F401  (registers the themes)
-    from agentworld_gym.envs import FLAGSHIPS, get_theme
     from agentworld_gym.errors import AgentWorldError
     from agentworld_gym.synthesis import synthesize_task
 
