@@ -9,13 +9,14 @@ The rules, in order:
 2. A structured answer (a number, a bool, a list) is compared directly.
 3. A written answer is searched for the *candidate values of the answer's type*: numbers (with
    thousands separators, currency symbols or codes, units, "million"), dates in their usual written
-   forms, ids (any case, with or without the dash), yes/no. Markdown, quotes and code marks are read
-   through. Values the instruction itself states are not candidates (restating "account AC-1001" is
-   not an answer), unless they are the gold.
-4. The answer is right when there is exactly one distinct candidate, it equals the gold, and the
-   text around it neither hedges ("or", "maybe", "about", a question mark, a negation, ...) nor,
-   for numbers, runs on into words that are neither units nor words of the question ("7140 mayb").
-   A number with "%" answers only a `percent` task.
+   forms, ids (any case, with or without the dash), yes/no. Markdown, quotes, code marks and tags are
+   read through. Values the instruction itself states are not candidates (restating "account
+   AC-1001" is not an answer) unless they are the gold, nor is a value written as the instruction
+   writes it ("... by 1": an echo of the request).
+4. The answer is right when there is exactly one distinct candidate, it equals the gold, the value's
+   sentence holds no hedge ("or", "maybe", "about", a negation, ...) and no sentence holds doubt
+   ("probably", "?"), and after the value, in its clause, come only units and words of the question
+   ("7140 mayb" fails). A number with "%" answers only a `percent` task.
 5. Lists: every gold item and no other candidate, in any order, joined by commas, "and", bullets.
 6. Text: the gold, as a whole, in the answer: alone, quoted or emphasised, or after "is"/":" at the
    end of its sentence, with nothing but punctuation after it in that sentence.
@@ -104,8 +105,17 @@ _CLAUSE_END = re.compile(r"[,;:()\[\]]|\s[-–—]\s|[.!](?:\s|$)|\n")
 
 # Words that may follow a number in its clause: units, currencies, scale and filler. Words of the
 # question are allowed too ("8,907 views" for "What is the views of ...").
-_UNITS = set(["usd", "eur", "gbp", "jpy", "cad", "aud", "chf", "cny", "inr", "dollars", "dollar", "euros", "euro", "pounds", "pound", "yen", "cents", "cent", "bucks", "ms", "msec", "millisecond", "milliseconds", "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "day", "days", "week", "weeks", "month", "months", "year", "years", "yr", "yrs", "kg", "g", "mg", "lb", "lbs", "oz", "ton", "tons", "tonnes", "km", "m", "cm", "mm", "mi", "mile", "miles", "ft", "feet", "in", "inch", "inches", "l", "ml", "litre", "litres", "liter", "liters", "gb", "mb", "kb", "tb", "bytes", "byte", "kbps", "mbps", "gbps", "hz", "khz", "mhz", "ghz", "px", "pixels", "points", "pts", "point", "items", "item", "units", "unit", "records", "record", "entries", "entry", "rows", "row", "results", "result", "times", "time", "total", "in", "overall", "all", "altogether", "together", "so", "far", "each", "apiece", "exactly", "precisely", "currently", "now", "today", "the", "a", "an", "of", "for", "on", "at", "as", "by", "it", "this", "that", "them", "these", "those", "there", "here", "there's", "now", "net", "gross", "per", "usd.", "eur.", "k", "thousand", "million", "millions", "billion", "billions", "bn", "mn"])
-_SCALE = {"k": 1e3, "thousand": 1e3, "million": 1e6, "millions": 1e6, "mn": 1e6, "m": 1e6, "billion": 1e9, "billions": 1e9, "bn": 1e9}
+_UNITS = frozenset(" ".join([
+    "usd eur gbp jpy cad aud chf cny inr dollars dollar euros euro pounds pound yen cents cent bucks",
+    "ms msec millisecond milliseconds s sec secs second seconds min mins minute minutes h hr hrs hour hours",
+    "day days week weeks month months year years yr yrs",
+    "kg g mg lb lbs oz ton tons tonnes km m cm mm mi mile miles ft feet inch inches l ml litre litres liter liters",
+    "gb mb kb tb bytes byte kbps mbps gbps hz khz mhz ghz px pixels points pts point",
+    "items item units unit records record entries entry rows row results result times time",
+    "total in overall all altogether together so far each apiece exactly precisely currently now today net gross per",
+    "the a an of for on at as by it this that them these those there here there's k thousand million millions billion billions bn mn",
+]).split())
+_SCALE = {"k": 1e3, "thousand": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9}
 _CURRENCY = r"(?:[$€£¥₹]|(?:US|CA|AU)\$|\b(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR)\s?)"
 
 
@@ -142,12 +152,14 @@ def _hedged(text: str, context: str = "", spans: list[tuple[int, int]] | None = 
         a, b = min(x for x, _ in spans), max(y for _, y in spans)
         starts = [m.end() for m in re.finditer(r"[.;!]\s|\n", low[:a])]
         end = re.search(r"[.;!](?:\s|$)|\n", low[b:])
-        own, rest = low[starts[-1] if starts else 0: b + (end.start() if end else len(low) - b)], low
+        own = low[starts[-1] if starts else 0: b + (end.start() if end else len(low) - b)]
     else:
-        own, rest = low, low
+        own = low
+
     def counts(m: re.Match) -> bool:
         return not (len(m.group(0)) >= 5 and _stem(m.group(0)) in asked)
-    return any(counts(m) for m in _HEDGE.finditer(own)) or any(counts(m) for m in _DOUBT.finditer(rest))
+
+    return any(counts(m) for m in _HEDGE.finditer(own)) or any(counts(m) for m in _DOUBT.finditer(low))
 
 
 def _runs_on(after: str, context: str) -> bool:
