@@ -121,11 +121,12 @@ _CONDITIONAL = re.compile(r"\b(?:skip|if|unless|otherwise|instead)\b", re.I)
 
 
 def expected_outcome(task: Task) -> str | None:
-    """What the final reply should say happened: "failure" where a rule forbids the request (a refusal
-    task), "success" where the gold changes the world unconditionally, None where the reply's claim is
-    not graded (an answer-only task, a request with a condition)."""
-    if task.features.get("refusal") or task.features.get("outcome") == "refused":
-        return "failure"
+    """What the final reply should say happened: "failure" where a rule forbids the request and the
+    world must stay as it was (a refusal task), "success" where the gold changes the world and the
+    request has no condition, None where the reply's claim is not graded (an answer-only task, a
+    request with a condition)."""
+    if task.state_hash is None and (task.features.get("refusal") or task.features.get("outcome") == "refused"):
+        return "failure"  # (a path task also records the refusal it works around, then makes the change)
     if task.state_hash is not None and not _CONDITIONAL.search(task.instruction):
         return "success"
     return None

@@ -187,6 +187,34 @@ def test_verify_fails_a_reply_that_claims_a_refused_change():
     assert not verify(task, "Done, I closed it. The owner is CU-1003.", None, True).passed
 
 
+@pytest.mark.parametrize("shape", ["refusal", "allowed", "path"])
+def test_the_gold_reply_of_every_rule_task_shape_passes(shape):
+    """Rule tasks of a pool theme (business rules forged on its tools), played by the oracle: its reply
+    ("done", or the looked-up fact) claims the outcome the task expects."""
+    from agentworld_gym.env import AgentWorldEnv
+    from agentworld_gym.envs import get_theme
+    from agentworld_gym.policies import OraclePolicy, run_episode
+    from agentworld_gym.synthesis.rules import synthesize_rule_task
+
+    theme = get_theme("sparcaroo")
+    env = AgentWorldEnv("sparcaroo")
+    seen = 0
+    for seed in range(40):
+        try:  # levels 1-2: a refusal (even seeds) or its allowed twin (odd); level 3: a path task
+            task = synthesize_rule_task(theme, 3 if shape == "path" else 1, seed, 0)
+        except TaskError:
+            continue
+        if task.features["rule_task"] != shape:
+            continue
+        seen += 1
+        result = run_episode(env, OraclePolicy(env), seed=0, options={"task": task})
+        assert result["success"], (task.instruction, result["info"]["verification"])
+        if seen == 2:
+            break
+    env.close()
+    assert seen, f"no {shape} task in 40 seeds"
+
+
 def test_a_conditional_request_leaves_the_reply_free_to_report_what_it_skipped():
     task = _write_task(instruction="Cancel each open order of customer CU-1002. Skip any order that cannot be changed, and tell me how many you changed.",
                        answer=3, answer_type="number")
