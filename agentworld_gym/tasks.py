@@ -124,7 +124,10 @@ def expected_outcome(task: Task) -> str | None:
     """What the final reply should say happened: "failure" where a rule forbids the request and the
     world must stay as it was (a refusal task), "success" where the gold changes the world and the
     request has no condition, None where the reply's claim is not graded (an answer-only task, a
-    request with a condition)."""
+    request with a condition, a task imported from another benchmark, which keeps that benchmark's
+    grading)."""
+    if task.kind == "imported" and task.features.get("source") != "discovery":
+        return None  # an imported benchmark (tau2, release questions) keeps its own grading; its state hash is set even when nothing changes
     if task.state_hash is None and (task.features.get("refusal") or task.features.get("outcome") == "refused"):
         return "failure"  # (a path task also records the refusal it works around, then makes the change)
     if task.state_hash is not None and not _CONDITIONAL.search(task.instruction):

@@ -215,6 +215,13 @@ def test_the_gold_reply_of_every_rule_task_shape_passes(shape):
     assert seen, f"no {shape} task in 40 seeds"
 
 
+def test_an_imported_benchmark_task_keeps_its_own_grading():
+    task = _write_task(kind="imported", features={"source_id": "7", "changes_state": True})
+    assert expected_outcome(task) is None
+    assert expected_outcome(_write_task(kind="imported", features={"source": "discovery"})) == "success"  # our own MCP discovery tasks
+    assert verify(task, "I'm sorry, I can't cancel this reservation.", "h", True).passed
+
+
 def test_a_conditional_request_leaves_the_reply_free_to_report_what_it_skipped():
     task = _write_task(instruction="Cancel each open order of customer CU-1002. Skip any order that cannot be changed, and tell me how many you changed.",
                        answer=3, answer_type="number")
