@@ -228,3 +228,16 @@ def test_a_conditional_request_leaves_the_reply_free_to_report_what_it_skipped()
     assert expected_outcome(task) is None
     assert verify(task, "I changed 3 orders; 1 could not be changed.", "h", True).checks["answer"] is False  # two numbers: no answer
     assert verify(task, "3", "h", True).passed
+
+
+def test_the_examples_of_docs_grading_md_hold():
+    """Each `answers_match(...)  # True|False` line of docs/grading.md gives what its comment says."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "grading.md").read_text(encoding="utf-8")
+    lines = re.findall(r"^(answers_match\(.*\))\s+# (True|False)", doc, flags=re.M)
+    assert len(lines) >= 6
+    for call, said in lines:
+        assert eval(call, {"answers_match": answers_match}) is (said == "True"), call
+    error = re.search(r"^tasks\.jsonl, line 2: (.*)$", doc, flags=re.M).group(1)
+    assert error.startswith("Expected answer_type in ('number', 'percent'") and "Did you mean 'number'?" in error
