@@ -75,8 +75,13 @@ _EMPHASIS = re.compile(r"\*\*\*(.+?)\*\*\*|\*\*(.+?)\*\*|__(.+?)__|`([^`\n]+)`|\
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|(?<![\w])\'([^\'\n]{1,200})\'(?![\w])|‘([^’\n]{1,200})’|«([^»\n]{1,200})»')
 
 
+_MARKUP = re.compile(r"[*_`<>#•>\u2212\u00a0\u202f]|^\s*(?:[-+]|\d{1,2}[.)])\s", re.M)
+
+
 def _plain(text: str) -> str:
     """Markdown read through: emphasis and code marks, headings, quote marks and bullets dropped."""
+    if not _MARKUP.search(text):  # most answers have none: skip the rewrites
+        return text.strip()
     text = text.replace("\u2212", "-").replace("\u00a0", " ").replace("\u202f", " ")
     text = _EMPHASIS.sub(lambda m: next(g for g in m.groups() if g is not None), text)
     text = re.sub(r"</?[A-Za-z_][\w-]{0,20}>", " ", text)  # <answer>...</answer>
@@ -356,6 +361,9 @@ def _restated(text: str, cand: tuple, context: str) -> bool:
     return bool(context) and before is not None and f"{before.group(1)} {said}".lower() in context.lower()
 
 
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
+
+
 def _as_number(x: Any) -> float | None:
     if isinstance(x, bool):
         return None
@@ -365,6 +373,8 @@ def _as_number(x: Any) -> float | None:
         except OverflowError:  # an integer beyond float range is no answer to a numeric task
             return None
     if isinstance(x, str):
+        if _PLAIN_NUMBER.fullmatch(x.strip()):  # a plain number, the common case
+            return float(x.replace(",", ""))
         cands = _number_candidates(_plain(x)) if len(x) <= 100 else []
         return cands[0][0] if len(cands) == 1 else None
     return None
@@ -385,6 +395,8 @@ def _date_match(expected: Any, got: str, context: str) -> bool:
 
 
 def _id_match(expected: Any, got: str, context: str) -> bool:
+    if not any(ch.isdigit() for ch in got):
+        return False  # no id without digits ("yes", "done")
     gold = _id_key(str(expected))
     text = _plain(got)
     cands = _exclude_context(_id_candidates(text), {gold}, _context_ids(context), text, context)
