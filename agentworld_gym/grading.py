@@ -210,12 +210,13 @@ _WORD_NUMBERS = {w: i for i, w in enumerate(
 
 def _number_candidates(text: str) -> list[tuple[float, int, int, bool]]:
     """Numbers written in `text` (not the digits of an id, a date, a time or a version), with whether each is a percentage."""
-    blocked = [(m.start(), m.end()) for rx in (_ID_IN_TEXT, _TIME, _VERSION) for m in rx.finditer(text)]
-    blocked += [(s, e) for _, s, e in _date_candidates(text)]
+    blocked = bytearray(len(text) + 1)  # positions inside an id, a time, a version or a date (a mask: linear in the text)
+    for a, b in [(m.start(), m.end()) for rx in (_ID_IN_TEXT, _TIME, _VERSION) for m in rx.finditer(text)] + [(a, b) for _, a, b in _date_candidates(text)]:
+        blocked[a:b] = b"\x01" * (b - a)
     out = []
     for m in _NUMBER.finditer(text):
         s, e = m.start("num"), m.end("num")
-        if any(a <= s < b or a < e <= b for a, b in blocked):
+        if blocked[s] or blocked[e - 1]:
             continue
         glued_before = s > 0 and (text[s - 1].isalnum() or text[s - 1] in "_.")
         glued_after = e < len(text) and text[e].isalpha() and not m.group("pct") and not m.group("scale")
@@ -263,10 +264,10 @@ def _date_candidates(text: str) -> list[tuple[_dt.date, int, int]]:
     """Dates written in `text`. A numeric day/month form reads month first (03/04/2026 is March 4) with
     "/" and day first with "." or "-" (04.03.2026 is March 4), and the other way when that is the only
     valid reading (a "month" above 12)."""
-    out, taken = [], []
+    out, taken = [], bytearray(len(text) + 1)  # positions a date found by an earlier form already covers
     for i, rx in enumerate(_DATE_FORMS):
         for m in rx.finditer(text):
-            if any(a <= m.start() < b for a, b in taken):
+            if taken[m.start()]:
                 continue
             g = m.groupdict()
             y = int(g["y"])
@@ -280,7 +281,7 @@ def _date_candidates(text: str) -> list[tuple[_dt.date, int, int]]:
             for month, day in tries:
                 try:
                     out.append((_dt.date(y, month, day), m.start(), m.end()))
-                    taken.append((m.start(), m.end()))
+                    taken[m.start():m.end()] = b"\x01" * (m.end() - m.start())
                     break
                 except ValueError:
                     continue
@@ -356,7 +357,7 @@ def _number_match(expected: Any, got: str, context: str, tolerance: float, perce
 def _restated(text: str, cand: tuple, context: str) -> bool:
     """Whether a candidate restates the request ("orders above 500", "increase ... by 1"): the word
     before it and the value, as written, are in the instruction. A bare value restates nothing."""
-    before = re.search(r"(\S+)\s*$", text[: cand[1]])
+    before = re.search(r"(\S+)\s*$", text[max(0, cand[1] - 60): cand[1]])  # the word just before (a bounded look back)
     said = text[cand[1]:cand[2]].strip()
     return bool(context) and before is not None and f"{before.group(1)} {said}".lower() in context.lower()
 
