@@ -162,6 +162,23 @@ def synthesis_speed(themes: list[str], seeds: int, grader) -> dict:
     return {"tasks": made, "cpu_seconds": round(seconds, 2), "tasks_per_second": round(made / seconds, 1)}
 
 
+PATHOLOGICAL = ["*" * 9999, "**a" * 3300, "1," * 4999, "a or " * 1999, "`" * 9999, "1" * 9999, "AB-12 " * 1600, "2024-01-02 " * 900,
+                "March 4, 2026 " * 700, "\n- x" * 3000, "<a>" * 3300, "x " * 4999]
+
+
+def worst_case_seconds() -> dict:
+    """The longest one verdict takes on near-MAX_ANSWER_SIZE pathological answers (a quadratic step would show here)."""
+    worst, which = 0.0, ""
+    for junk in PATHOLOGICAL:
+        for gold, kind in ((4638, "number"), ("AC-1001", "id"), ("2024-01-01", "date"), ("Calvin Lewis", "text"), (["A-10", "B-20"], "set"), (True, "bool")):
+            start = time.perf_counter()
+            answers_match(gold, junk, kind, 0.01, "What is the x of AC-1002?")
+            took = time.perf_counter() - start
+            if took > worst:
+                worst, which = took, f"{kind}: {junk[:12]!r} x {len(junk)} chars"
+    return {"seconds": round(worst, 4), "case": which}
+
+
 def markdown(result: dict) -> str:
     lines = ["# Grader: false negatives and false positives on the paraphrase corpus", "",
              f"Corpus: {result['corpus']} ({result['n']} answers: {result['n_right']} right, {result['n_wrong']} wrong). "
@@ -181,7 +198,9 @@ def markdown(result: dict) -> str:
               "| strategy | n | new | old | new only | new passes by type |", "|---|---|---|---|---|---|"]
     for name, x in result["nulls"].items():
         lines.append(f"| {name} | {x['new']['n']} | {cell(x['new'])} | {cell(x['old'])} | {x['new_only']} | {x['new_passes_by_type'] or '-'} |")
-    lines += ["", f"Speed: {result['new']['answers_per_second']:,} answers/s (old: {result['old']['answers_per_second']:,}), one core."]
+    lines += ["", f"Speed: {result['new']['answers_per_second']:,} answers/s (old: {result['old']['answers_per_second']:,}), one core; "
+              f"slowest verdict on a pathological answer of up to 10,000 characters: {result['new']['worst_case']['seconds']} s "
+              f"({result['new']['worst_case']['case']})."]
     if "synthesis" in result["new"]:
         new, old = result["new"]["synthesis"], result["old"]["synthesis"]
         lines.append(f"Synthesis with each grader ({result['synth_themes']}, levels 1-5): {new['tasks_per_second']} verified tasks/s "
@@ -197,6 +216,7 @@ def main(args: Args) -> dict:
     for name, grade in (("new", new_grade), ("old", old_grade)):
         result[name] = measure(records, grade)
     result["nulls"] = measure_nulls(records)
+    result["new"]["worst_case"] = worst_case_seconds()
     if args.synth_themes:
         import agentworld_gym  # noqa: F401  (registers the themes)
 

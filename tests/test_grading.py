@@ -191,8 +191,9 @@ def test_verify_fails_a_reply_that_claims_a_refused_change():
 def test_the_gold_reply_of_every_rule_task_shape_passes(shape):
     """Rule tasks of a pool theme (business rules forged on its tools), played by the oracle: its reply
     ("done", or the looked-up fact) claims the outcome the task expects."""
-    from agentworld_gym.env import AgentWorldEnv
     from agentworld_gym.envs import get_theme
+
+    from agentworld_gym.env import AgentWorldEnv
     from agentworld_gym.policies import OraclePolicy, run_episode
     from agentworld_gym.synthesis.rules import synthesize_rule_task
 
@@ -241,3 +242,11 @@ def test_the_examples_of_docs_grading_md_hold():
         assert eval(call, {"answers_match": answers_match}) is (said == "True"), call
     error = re.search(r"^tasks\.jsonl, line 2: (.*)$", doc, flags=re.M).group(1)
     assert error.startswith("Expected answer_type in ('number', 'percent'") and "Did you mean 'number'?" in error
+
+
+@pytest.mark.parametrize("junk", ["*" * 9999, "AB-12 " * 1600, "2024-01-02 " * 900, "1," * 4999, "a or " * 1999, "March 4, 2026 " * 700])
+def test_a_huge_answer_is_no_answer(junk):
+    """Answers up to MAX_ANSWER_SIZE characters are read (in linear time: benchmarks/bench_grader.py times
+    the worst of these) and none of these passes."""
+    for gold, kind in ((4638, "number"), ("AC-1001", "id"), ("2024-01-01", "date"), ("Calvin Lewis", "text"), (["A-10", "B-20"], "set")):
+        assert not answers_match(gold, junk, kind, context="What is the x of AC-1002?")
