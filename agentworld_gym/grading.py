@@ -145,7 +145,8 @@ def _context_words(context: str) -> frozenset[str]:
 # In the sentences around the value's own, only doubt counts as a hedge ("The rules don't allow that;
 # the owner is CU-1003." negates another clause, not the answer).
 _DOUBT = re.compile(r"\b(?:maybe|mayb|perhaps|possibly|probably|likely|unsure|not sure|guess|guessing|approximately|approx|roughly|"
-                    r"i think|i believe|no idea|unknown|unclear|uncertain|estimate|estimated)\b|\?|~|≈|±")
+                    r"i think|i believe|no idea|unknown|unclear|uncertain|estimate|estimated|unverified|unconfirmed|tentative|tentatively|"
+                    r"assuming|if i'm right|if correct|not certain)\b|\?|~|≈|±")
 
 
 def _hedged(text: str, context: str = "", spans: list[tuple[int, int]] | None = None) -> bool:
