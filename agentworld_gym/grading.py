@@ -104,7 +104,7 @@ _HEDGE = re.compile(
     r"\b(?:or|either|maybe|mayb|perhaps|possibly|probably|prob|likely|unlikely|unsure|guess|guessing|approximately|approx|"
     r"roughly|around|about|nearly|almost|somewhere|between|might|could be|may be|i think|i believe|not|no idea|unknown|"
     r"unclear|uncertain|cannot|can't|couldn't|isn't|wasn't|aren't|don't|doesn't|didn't|n/a|none|nothing|idk|possibly|"
-    r"estimate|estimated|ish|plus|minus|over|under|more than|less than|at least|at most|up to|range)\b|\?|~|≈|±"
+    r"estimate|estimated|ish|plus|minus|over|under|more than|less than|at least|at most|(?<!add )(?<!adds )(?<!added )up to|range)\b|\?|~|≈|±"
 )
 _CLAUSE_END = re.compile(r"[,;:()\[\]]|\s[-–—]\s|[.!](?:\s|$)|\n")
 
@@ -146,7 +146,7 @@ def _context_words(context: str) -> frozenset[str]:
 # the owner is CU-1003." negates another clause, not the answer).
 _DOUBT = re.compile(r"\b(?:maybe|mayb|perhaps|possibly|probably|likely|unsure|not sure|guess|guessing|approximately|approx|roughly|"
                     r"i think|i believe|no idea|unknown|unclear|uncertain|estimate|estimated|unverified|unconfirmed|tentative|tentatively|"
-                    r"assuming|if i'm right|if correct|not certain)\b|\?|~|≈|±")
+                    r"assuming|if i'm right|if correct|not certain|if i(?:'ve| have)? \w+ (?:it |them |this |that )?(?:correctly|right))\b|\?|~|≈|±")
 
 
 def _hedged(text: str, context: str = "", spans: list[tuple[int, int]] | None = None) -> bool:
@@ -326,9 +326,15 @@ def _context_dates(context: str) -> frozenset:
 
 
 def _exclude_context(cands: list, gold_keys: set, context_keys: set, text: str, context: str) -> list:
-    """Candidates less the values the instruction states (unless they are the gold) and less any
-    value written as the instruction writes it, with the word before it (an echo of the request)."""
-    return [c for c in cands if (c[0] in gold_keys or c[0] not in context_keys) and not _restated(text, c, context)]
+    """Candidates less the values the instruction states (unless they are the gold, or listed among
+    the answers: "DO-1022, DO-1041 and RE-1004") and less any value written as the instruction writes
+    it, with the word before it (an echo of the request)."""
+    return [c for c in cands if (c[0] in gold_keys or c[0] not in context_keys or _listed(text, c[1])) and not _restated(text, c, context)]
+
+
+def _listed(text: str, start: int) -> bool:
+    """Whether the value at `start` follows a list separator (a comma, "and", "or", "&", a bullet)."""
+    return bool(re.search(r"(?:[,;&]|\band|\bor|^\s*[-*•]|\n)\s*$", text[max(0, start - 12): start]))
 
 
 def _one_value(text: str, cands: list, gold, context: str) -> bool:
