@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import semantics
 from .errors import ConfigError
 
 _SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "float": "REAL"}
@@ -142,7 +143,7 @@ def _tuplify(x):
 
 # Bump when value generation changes without a spec change: it is part of every world cache key,
 # so nobody keeps a world built by older generators.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3  # 3: semantic column types and cross-column constraints (agentworld_gym.semantics)
 
 
 def world_seed(spec: ThemeSpec, db_seed: int) -> int:
@@ -162,15 +163,21 @@ def _generate_rows(spec: ThemeSpec, db_seed: int, scale: float) -> dict[str, lis
     rng = np.random.default_rng(seed)
     keys: dict[str, list] = {}
     out: dict[str, list[dict]] = {}
+    typed = spec.source != "flagship"  # flagships keep the worlds their hand-written tasks and tests were made on
+    maker = semantics.ValueMaker(spec, fake, rng) if typed else None
+    notes = spec.extra.get("notes") if isinstance(spec.extra, dict) else None
     for table in spec.tables:
         n = max(1, int(round(table.rows * scale)))
         columns = {}
         for c in table.columns:
-            named = _domain_name_values(c, table, n, fake, rng) if spec.source != "flagship" else None
-            columns[c.name] = named if named is not None else _column_values(c, n, fake, rng, keys, spec)
+            values = _typed_values(c, table, n, fake, rng, maker, notes) if typed else None
+            columns[c.name] = values if values is not None else _column_values(c, n, fake, rng, keys, spec)
         out[table.name] = [{name: values[i] for name, values in columns.items()} for i in range(n)]
-        _order_dates(table, out[table.name])
+        if not typed:
+            _order_dates(table, out[table.name])
         keys[table.name] = columns[table.pk]
+    if typed:
+        semantics.enforce(spec, out, np.random.default_rng(seed + 2))
     repair = spec.extra.get("seed_repair") if isinstance(spec.extra, dict) else None
     if repair:  # a theme whose rules the independent column draws would break fixes its rows here
         import importlib
@@ -231,6 +238,7 @@ _FILES = {"file", "document", "attachment", "image", "photo", "upload", "asset",
 _SYSTEMS = {"repo", "repository", "project", "package", "library", "model", "dataset", "service", "app", "application", "bot", "pipeline",
             "workflow", "endpoint", "api", "channel", "server", "database", "index", "bucket", "cluster", "container", "function", "job",
             "deployment", "environment", "namespace", "queue", "topic", "branch_name", "plugin", "extension", "module", "component", "instance"}
+_SYSTEM_SUFFIXES = ("api", "service", "worker", "core", "web", "sync", "prod", "staging", "gateway", "store", "engine", "pipeline")
 _WORKS = {"song": ("Midnight", "Golden", "Electric", "Paper", "Silent", "Summer", "Neon", "Broken", "Wild", "Blue"),
           "track": ("Midnight", "Golden", "Electric", "Paper", "Silent", "Summer", "Neon", "Broken", "Wild", "Blue")}
 _SUBJECTS = ("Statistics", "Organic Chemistry", "Machine Learning", "World History", "Microeconomics", "Linear Algebra", "Creative Writing",
@@ -252,7 +260,7 @@ _FOODS = ("Lemon Chicken", "Mushroom Risotto", "Lentil Soup", "Banana Bread", "P
           "Apple Pie", "Miso Ramen", "Pesto Pasta", "Greek Salad")
 
 
-def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Generator) -> list | None:
+def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Generator, words=("data",)) -> list | None:
     """Names and titles that fit what the table holds (people, companies, places, files, systems,
     works, tasks, products, papers, events, recipes) instead of generic business phrases; None
     when the column is not a name/title drawn from a generic provider."""
@@ -268,9 +276,9 @@ def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Ge
     if noun in _PLACES:
         return [f"{fake.city()} {noun.replace('_', ' ').title()}" for _ in range(n)]
     if noun in _FILES:
-        return [fake.file_name() for _ in range(n)]
+        return [f"{pick(words)}_{int(rng.integers(1, 99))}.{pick(('pdf', 'docx', 'md', 'txt', 'csv', 'png'))}" for _ in range(n)]
     if noun in _SYSTEMS:
-        return [f"{fake.word()}-{fake.word()}" for _ in range(n)]
+        return [f"{pick(words)}-{pick(_SYSTEM_SUFFIXES)}" for _ in range(n)]
     if noun in ("course", "lesson", "class", "module_course", "lecture", "quiz", "exam"):
         return [f"{pick(('Intro to', 'Advanced', 'Applied', 'Foundations of'))} {pick(_SUBJECTS)}" for _ in range(n)]
     if noun in ("paper", "publication", "article", "preprint", "study", "thesis"):
@@ -285,7 +293,23 @@ def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Ge
         return [f"{fake.city()} {pick(_EVENTS)}" for _ in range(n)]
     if noun in ("recipe", "dish", "meal", "menu_item"):
         return [pick(_FOODS) for _ in range(n)]
-    return [fake.sentence(nb_words=3).rstrip(".") for _ in range(n)]
+    return None
+
+
+def _typed_values(c: Column, table: Table, n: int, fake, rng: np.random.Generator, maker, notes) -> list | None:
+    """Values for a text column whose semantic type is known (semantics.semantic_type): names that
+    fit the table, then a real value of the type; None leaves the column to its declared generator."""
+    kind = semantics.column_semantic(c, table, notes)
+    if kind not in semantics.TEXT_TYPES or c.type != "text":
+        return None
+    values = _domain_name_values(c, table, n, fake, rng, maker.vocab) if kind == "title" else None
+    if values is None:
+        values = maker.many(kind, n, c.name, table.name)
+    if c.unique and len(set(values)) < n:
+        return None
+    if c.nullable_share:
+        values = [None if rng.random() < c.nullable_share else v for v in values]
+    return values
 
 
 def _column_values(c: Column, n: int, fake, rng: np.random.Generator, keys: dict, spec: ThemeSpec) -> list:
