@@ -185,6 +185,7 @@ _ORG_TABLES = frozenset(("company", "organization", "organisation", "vendor", "s
                          "partner", "carrier", "lender", "insurer", "broker", "manufacturer", "retailer", "sponsor", "charity",
                          "employer", "firm", "startup", "clinic", "hospital", "pharmacy"))
 _TRAVEL_TABLES = frozenset(("flight", "fare", "route", "trip", "itinerary", "leg", "segment", "booking", "ticket", "departure", "arrival"))
+_GENERIC_TYPES = frozenset(("person", "company", "title", "term", "text", "search", "city"))
 TEXT_TYPES = frozenset(("person", "company", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country",
                         "currency", "airport", "city", "address", "language", "color", "hash", "username", "search", "title", "text",
                         "term", "slug"))
@@ -227,8 +228,9 @@ def semantic_type(column: str, table: str, storage: str = "text", provider: str 
         found = "city" if head != "region" else "term"
     if head == "file" and not numeric:
         found = "path"
-    if found is None and provider in _PROVIDER:
-        found = _PROVIDER[provider]
+    declared = _PROVIDER.get(provider)
+    if found is None or (found in _GENERIC_TYPES and declared and declared not in _GENERIC_TYPES):
+        found = declared  # an `owner` declared as a user name or an email stays one
     if found is None:
         return None
     if numeric != (found in NUMBER_TYPES):
@@ -546,7 +548,7 @@ def status_column(names) -> str | None:
 
 
 # progressions: a later state means the earlier events happened too (delivered => shipped)
-PROGRESSIONS = (("ordered", "placed", "paid", "processing", "packed", "shipped", "delivered"),
+PROGRESSIONS = (("ordered", "placed", "paid", "processing", "packed", "shipped", "delivered"), ("queued", "sent", "delivered", "read"),
                 ("submitted", "reviewed", "approved", "published"), ("scheduled", "started", "completed"))
 
 
@@ -557,8 +559,8 @@ def event_columns(status_values, columns: dict[str, str]) -> dict[str, set]:
     values = [v for v in status_values if isinstance(v, str)]
     for c, kind in columns.items():
         words = tokens(c)
-        if kind not in ("date", "number") or set(words) & CREATION_WORDS or _split_role(c)[0] == "start":
-            continue  # when a record began is set whatever its state now
+        if kind not in ("date", "number") or set(words) & (CREATION_WORDS | _SCHEDULED) or _split_role(c)[0] == "start":
+            continue  # when a record began, or a date it is due or expires, is set whatever its state now
         if kind == "number" and not set(words) & _EVENT_AMOUNTS:
             continue  # a count or a percentage is not an event's record
         stems = [stem(w) for w in words if w not in _NEUTRAL and w not in _EVENT_AMOUNTS]
@@ -575,6 +577,8 @@ def event_columns(status_values, columns: dict[str, str]) -> dict[str, set]:
     return out
 
 
+_SCHEDULED = frozenset(("expires", "expiry", "expiration", "due", "deadline", "until", "till", "valid", "renewal", "renews", "scheduled",
+                        "planned", "estimated", "eta", "next"))
 _EVENT_AMOUNTS = frozenset(("amount", "total", "value", "fee", "sum", "paid", "refund", "refunded"))
 
 
