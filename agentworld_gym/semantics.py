@@ -77,7 +77,8 @@ def dictionary_words() -> frozenset[str]:
 
 
 def content_words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z]+", str(text).lower()) if len(w) > 2 and w not in STOPWORDS]
+    # whole words only: the letters inside a hash or an id ('0x3bad9') are no words
+    return [w for w in re.findall(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])", str(text).lower()) if len(w) > 2 and w not in STOPWORDS]
 
 
 def is_lorem(value, vocabulary: frozenset[str] | set[str]) -> bool:
@@ -185,7 +186,7 @@ _ORG_TABLES = frozenset(("company", "organization", "organisation", "vendor", "s
                          "partner", "carrier", "lender", "insurer", "broker", "manufacturer", "retailer", "sponsor", "charity",
                          "employer", "firm", "startup", "clinic", "hospital", "pharmacy"))
 _TRAVEL_TABLES = frozenset(("flight", "fare", "route", "trip", "itinerary", "leg", "segment", "booking", "ticket", "departure", "arrival"))
-_GENERIC_TYPES = frozenset(("person", "company", "title", "term", "text", "search", "city"))
+_GENERIC_TYPES = frozenset(("person", "title", "term", "text", "search", "city"))
 TEXT_TYPES = frozenset(("person", "company", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country",
                         "currency", "airport", "city", "address", "language", "color", "hash", "username", "search", "title", "text",
                         "term", "slug"))
@@ -230,7 +231,7 @@ def semantic_type(column: str, table: str, storage: str = "text", provider: str 
         found = "path"
     declared = _PROVIDER.get(provider)
     if found is None or (found in _GENERIC_TYPES and declared and declared not in _GENERIC_TYPES):
-        found = declared  # an `owner` declared as a user name or an email stays one
+        found = declared  # an `owner` declared as a user name, an email or a company stays one
     if found is None:
         return None
     if numeric != (found in NUMBER_TYPES):
@@ -317,6 +318,26 @@ class ValueMaker:
     def path(self) -> str:
         folders = [self.pick(_FOLDERS if i == 0 else self.vocab) for i in range(int(self.rng.integers(1, 4)))]
         return "/" + "/".join(folders) + f"/{self.pick(self.vocab)}_{int(self.rng.integers(1, 99))}.{self.pick(_EXTENSIONS)}"
+
+    def unique(self, kind: str, values: list) -> list | None:
+        """`values` made distinct by numbering repeats ('billing-api', 'billing-api-2'); None for a type a
+        number would spoil (an email, a country)."""
+        if len(set(values)) == len(values):
+            return values
+        if kind not in ("slug", "title", "term", "search", "text", "path", "filename", "username"):
+            return None
+        seen: dict = {}
+        out = []
+        for v in values:
+            seen[v] = seen.get(v, 0) + 1
+            if seen[v] == 1:
+                out.append(v)
+            elif kind in ("path", "filename"):
+                stem_, dot, ext = v.rpartition(".")
+                out.append(f"{stem_}-{seen[v]}.{ext}" if dot else f"{v}-{seen[v]}")
+            else:
+                out.append(f"{v}{' ' if kind in ('title', 'text', 'search') else '-'}{seen[v]}")
+        return out if len(set(out)) == len(out) else None
 
     def pick(self, xs):
         return xs[int(self.rng.integers(len(xs)))]
@@ -725,6 +746,9 @@ def _enforce_aggregates(spec, rows: dict[str, list[dict]]) -> None:
 # ------------------------------------------------------------------------------------------ checking (after)
 
 
+CHECKS = ("order", "lineage", "status", "totals", "counts")
+
+
 def _table_rows(conn, table: str) -> tuple[list[str], list[dict]]:
     cur = conn.execute(f'SELECT * FROM "{table}"')
     names = [d[0] for d in cur.description]
@@ -735,11 +759,11 @@ def _foreign_keys(conn, table: str) -> list[tuple[str, str, str]]:
     return [(r[3], r[2], r[4]) for r in conn.execute(f'PRAGMA foreign_key_list("{table}")')]  # (column, parent table, parent column)
 
 
-def violations(conn, spec=None, limit: int = 50) -> dict[str, list[str]]:
+def violations(conn, limit: int = 50) -> dict:
     """Order and consistency violations of a built world, found from its schema and values alone
     (names, value kinds, foreign keys, status values): {"order": [...], "lineage": [...], "status":
     [...], "totals": [...], "counts": [...]}, each a list of 'table.column row-key: what is wrong'."""
-    out: dict[str, list[str]] = {k: [] for k in ("order", "lineage", "status", "totals", "counts")}
+    out: dict[str, list[str]] = {k: [] for k in CHECKS}
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
     data = {t: _table_rows(conn, t) for t in tables}
     keys = {t: {r[3] for r in conn.execute(f'PRAGMA foreign_key_list("{t}")')} | {r[1] for r in conn.execute(f'PRAGMA table_info("{t}")') if r[5]}

@@ -163,21 +163,26 @@ def _generate_rows(spec: ThemeSpec, db_seed: int, scale: float) -> dict[str, lis
     rng = np.random.default_rng(seed)
     keys: dict[str, list] = {}
     out: dict[str, list[dict]] = {}
-    typed = spec.source != "flagship"  # flagships keep the worlds their hand-written tasks and tests were made on
-    maker = semantics.ValueMaker(spec, fake, rng) if typed else None
     notes = spec.extra.get("notes") if isinstance(spec.extra, dict) else None
+    # Flagships keep the worlds their hand-written tests were made on: only their filler text columns get
+    # typed values, drawn from a stream of their own, so every other column keeps its values.
+    flagship = spec.source == "flagship"
+    t_fake, t_rng = (Faker("en_US"), np.random.default_rng(seed + 3)) if flagship else (fake, rng)
+    if flagship:
+        t_fake.seed_instance(seed + 3)
+    maker = semantics.ValueMaker(spec, t_fake, t_rng)
     for table in spec.tables:
         n = max(1, int(round(table.rows * scale)))
         columns = {}
         for c in table.columns:
-            values = _typed_values(c, table, n, fake, rng, maker, notes) if typed else None
-            columns[c.name] = values if values is not None else _column_values(c, n, fake, rng, keys, spec)
+            values = _typed_values(c, table, n, t_fake, t_rng, maker, notes) if not flagship or _is_filler(c) else None
+            if values is None or flagship:
+                drawn = _column_values(c, n, fake, rng, keys, spec)
+                values = drawn if values is None else values
+            columns[c.name] = values
         out[table.name] = [{name: values[i] for name, values in columns.items()} for i in range(n)]
-        if not typed:
-            _order_dates(table, out[table.name])
         keys[table.name] = columns[table.pk]
-    if typed:
-        semantics.enforce(spec, out, np.random.default_rng(seed + 2))
+    semantics.enforce(spec, out, np.random.default_rng(seed + 2))
     repair = spec.extra.get("seed_repair") if isinstance(spec.extra, dict) else None
     if repair:  # a theme whose rules the independent column draws would break fixes its rows here
         import importlib
@@ -189,40 +194,13 @@ def _generate_rows(spec: ThemeSpec, db_seed: int, scale: float) -> dict[str, lis
 
 # ---------------------------------------------------------------------------- domain-aware values
 
-_START_WORDS = ("start", "begin", "from", "created", "opened", "issued", "check_in", "checkin", "departure", "depart", "born", "started",
-                "valid_from", "signed", "enrolled", "joined", "since", "first")
-_END_WORDS = ("end", "finish", "to", "updated", "closed", "expires", "expiry", "expiration", "due", "check_out", "checkout", "arrival",
-              "arrive", "died", "modified", "ended", "valid_to", "until", "resolved", "completed", "last", "renewal", "deadline")
+_FILLER_PROVIDERS = ("catch_phrase", "bs", "sentence", "sentences", "word", "words", "paragraph", "text", "slug")
 
 
-def _is_date_column(c: Column) -> bool:
-    return c.gen == "date"
-
-
-def _date_role(name: str) -> str | None:
-    low = name.lower()
-    words = set(low.replace("-", "_").split("_"))
-    if low in _END_WORDS or words & set(_END_WORDS) or low.endswith(("_to", "_until")):
-        return "end"
-    if low in _START_WORDS or words & set(_START_WORDS) or low.endswith(("_from", "_since")):
-        return "start"
-    return None
-
-
-def date_pairs(table: Table) -> list[tuple[str, str]]:
-    """(start column, end column) pairs of a table whose dates must be ordered (start <= end)."""
-    dates = [c.name for c in table.columns if _is_date_column(c)]
-    starts = [d for d in dates if _date_role(d) == "start"]
-    ends = [d for d in dates if _date_role(d) == "end"]
-    return [(a, b) for a in starts for b in ends]
-
-
-def _order_dates(table: Table, rows: list[dict]) -> None:
-    """Swap each row's start and end dates into order (independent draws end before they start half the time)."""
-    for a, b in date_pairs(table):
-        for r in rows:
-            if r[a] is not None and r[b] is not None and r[b] < r[a]:
-                r[a], r[b] = r[b], r[a]
+def _is_filler(c: Column) -> bool:
+    """A column declared with one of Faker's filler providers (buzzword phrases, lorem words)."""
+    provider = c.arg if isinstance(c.arg, str) else c.arg[0] if isinstance(c.arg, tuple) and c.arg else None
+    return c.gen == "faker" and provider in _FILLER_PROVIDERS
 
 
 _PEOPLE = {"user", "customer", "patient", "author", "employee", "member", "student", "contact", "person", "people", "player", "artist",
@@ -305,8 +283,10 @@ def _typed_values(c: Column, table: Table, n: int, fake, rng: np.random.Generato
     values = _domain_name_values(c, table, n, fake, rng, maker.vocab) if kind == "title" else None
     if values is None:
         values = maker.many(kind, n, c.name, table.name)
-    if c.unique and len(set(values)) < n:
-        return None
+    if c.unique:
+        values = maker.unique(kind, values)
+        if values is None:
+            return None
     if c.nullable_share:
         values = [None if rng.random() < c.nullable_share else v for v in values]
     return values

@@ -108,7 +108,7 @@ def measure(spec_dict: dict, blob: bytes, said: str) -> dict:
     spec = ThemeSpec.from_dict(spec_dict)
     conn = sqlite3.connect(":memory:")
     conn.deserialize(blob)
-    v = semantics.violations(conn, spec, limit=3)
+    v = semantics.violations(conn, limit=3)
     types = semantics.type_report(spec, conn)
     cells, lorem, lorem_examples = semantics.lorem_report(spec, conn)
     conn.close()
