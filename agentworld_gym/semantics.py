@@ -185,9 +185,10 @@ _ORG_TABLES = frozenset(("company", "organization", "organisation", "vendor", "s
                          "hotel", "airline", "bank", "agency", "publisher", "institution", "university", "school", "merchant",
                          "partner", "carrier", "lender", "insurer", "broker", "manufacturer", "retailer", "sponsor", "charity",
                          "employer", "firm", "startup", "clinic", "hospital", "pharmacy"))
+_ANIMAL_TABLES = frozenset(("pet", "animal", "dog", "cat", "horse", "puppy", "kitten"))
 _TRAVEL_TABLES = frozenset(("flight", "fare", "route", "trip", "itinerary", "leg", "segment", "booking", "ticket", "departure", "arrival"))
 _GENERIC_TYPES = frozenset(("person", "title", "term", "text", "search", "city"))
-TEXT_TYPES = frozenset(("person", "company", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country",
+TEXT_TYPES = frozenset(("person", "pet_name", "company", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country",
                         "currency", "airport", "city", "address", "language", "color", "hash", "username", "search", "title", "text",
                         "term", "slug"))
 NUMBER_TYPES = frozenset(("money", "percent", "quantity", "rating", "year", "age", "latitude", "longitude"))
@@ -216,7 +217,7 @@ def semantic_type(column: str, table: str, storage: str = "text", provider: str 
         elif qualifier in ("user", "screen", "login"):
             found = "username"
     if head == "name" and len(words) == 1:
-        found = "person" if noun in _PEOPLE_TABLES else "company" if noun in _ORG_TABLES else "title"
+        found = "person" if noun in _PEOPLE_TABLES else "company" if noun in _ORG_TABLES else "pet_name" if noun in _ANIMAL_TABLES else "title"
     if head == "address" and len(words) > 1 and words[-2] in ("email", "mail", "e"):
         found = "email"
     if head == "address" and (noun in ("wallet", "contract", "account", "token") or provider in ("hexify", "ipv4")):
@@ -349,7 +350,7 @@ class ValueMaker:
                   "ip": f.ipv4_public, "country": f.country, "currency": f.currency_code,
                   "address": f.street_address, "username": f.user_name, "hash": f.sha1, "color": f.color_name,
                   "filename": lambda: self.path().rsplit("/", 1)[1]}
-        if kind == "person" and tokens(column)[:1] == ("first",):
+        if kind == "pet_name" or kind == "person" and tokens(column)[:1] == ("first",):
             return [f.first_name() for _ in range(n)]
         if kind == "person" and tokens(column)[:1] in (("last",), ("family",)):
             return [f.last_name() for _ in range(n)]
@@ -394,6 +395,7 @@ _RE = {
     "username": re.compile(r"^@?[\w.-]{2,40}$"),
     "slug": re.compile(r"^[a-z0-9]+([-_./][a-z0-9]+)*$"),
     "person": re.compile(r"^([A-Z][A-Za-z'.-]*\.?)( [A-Z][A-Za-z'.-]*\.?)*$"),
+    "pet_name": re.compile(r"^[A-Z][a-z'-]+$"),
     "city": re.compile(r"^[A-Z][A-Za-z .'-]+$"),
 }
 
@@ -841,7 +843,7 @@ def type_report(spec, conn) -> dict[str, dict]:
     return out
 
 
-_SHAPED = frozenset(("email", "phone", "url", "domain", "ip", "path", "filename", "version", "country", "currency", "airport",
+_SHAPED = frozenset(("pet_name", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country", "currency", "airport",
                      "language", "color", "hash", "username", "person", "address", "city"))
 
 

@@ -224,8 +224,7 @@ _SUBJECTS = ("Statistics", "Organic Chemistry", "Machine Learning", "World Histo
 _WORK_NOUNS = ("Light", "River", "Road", "Garden", "City", "Dream", "Fire", "Heart", "Sky", "Shadow", "Echo", "Harbor", "Storm", "Night")
 _WORK_ADJS = ("Midnight", "Golden", "Electric", "Silent", "Summer", "Neon", "Broken", "Wild", "Hidden", "Last", "Distant", "Quiet")
 _TASK_VERBS = ("Fix", "Update", "Review", "Draft", "Migrate", "Test", "Document", "Refactor", "Schedule", "Prepare", "Audit", "Plan")
-_TASK_OBJECTS = ("login timeout", "billing export", "onboarding guide", "search ranking", "release notes", "quarterly budget",
-                 "API rate limits", "mobile layout", "data backup", "customer survey", "security review", "payment retries")
+_TASK_OBJECTS = ("report", "checklist", "notes", "plan", "schedule", "summary", "follow-up", "backlog", "review", "list")
 _PRODUCT_ADJS = ("Stainless", "Wireless", "Organic", "Compact", "Ergonomic", "Waterproof", "Bamboo", "Smart", "Vintage", "Portable")
 _PRODUCT_NOUNS = ("Water Bottle", "Headphones", "Desk Lamp", "Backpack", "Coffee Grinder", "Yoga Mat", "Keyboard", "Blender",
                   "Running Shoes", "Notebook", "Sunglasses", "Tent", "Phone Case", "Chair")
@@ -264,7 +263,7 @@ def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Ge
     if noun in ("song", "track", "album", "book", "movie", "film", "episode", "podcast", "show", "playlist", "video", "game", "novel", "story", "poem", "post"):
         return [f"{pick(_WORK_ADJS)} {pick(_WORK_NOUNS)}" for _ in range(n)]
     if noun in ("task", "issue", "ticket", "todo", "bug", "story_point", "request", "incident", "goal", "milestone", "note", "reminder"):
-        return [f"{pick(_TASK_VERBS)} {pick(_TASK_OBJECTS)}" for _ in range(n)]
+        return [f"{pick(_TASK_VERBS)} {pick(words)} {pick(_TASK_OBJECTS)}" for _ in range(n)]
     if noun in ("product", "item", "listing", "sku", "variant", "gift", "deal", "offer"):
         return [f"{pick(_PRODUCT_ADJS)} {pick(_PRODUCT_NOUNS)}" for _ in range(n)]
     if noun in ("event", "meeting", "session", "webinar", "campaign", "conference", "appointment", "booking"):
