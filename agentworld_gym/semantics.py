@@ -32,6 +32,8 @@ def tokens(name: str) -> tuple[str, ...]:
 
 
 def singular(word: str) -> str:
+    if word in ("species", "series", "news", "status", "analysis", "data", "media", "metadata"):
+        return word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes")):
@@ -185,10 +187,11 @@ _ORG_TABLES = frozenset(("company", "organization", "organisation", "vendor", "s
                          "hotel", "airline", "bank", "agency", "publisher", "institution", "university", "school", "merchant",
                          "partner", "carrier", "lender", "insurer", "broker", "manufacturer", "retailer", "sponsor", "charity",
                          "employer", "firm", "startup", "clinic", "hospital", "pharmacy"))
+_BOOKED = frozenset(("scheduled", "planned", "booked", "reserved", "due", "set", "slated"))
 _ANIMAL_TABLES = frozenset(("pet", "animal", "dog", "cat", "horse", "puppy", "kitten"))
 _TRAVEL_TABLES = frozenset(("flight", "fare", "route", "trip", "itinerary", "leg", "segment", "booking", "ticket", "departure", "arrival"))
 _GENERIC_TYPES = frozenset(("person", "title", "term", "text", "search", "city"))
-TEXT_TYPES = frozenset(("person", "pet_name", "company", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country",
+TEXT_TYPES = frozenset(("person", "pet_name", "date", "company", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country",
                         "currency", "airport", "city", "address", "language", "color", "hash", "username", "search", "title", "text",
                         "term", "slug"))
 NUMBER_TYPES = frozenset(("money", "percent", "quantity", "rating", "year", "age", "latitude", "longitude"))
@@ -226,6 +229,8 @@ def semantic_type(column: str, table: str, storage: str = "text", provider: str 
         found = "email"
     if head in ("origin", "destination", "departure", "arrival", "from", "to") and not numeric:
         found = "airport" if noun in _TRAVEL_TABLES or "flight" in note.lower() else "city"
+    if not numeric and (head in ("date", "day", "birthday", "deadline") or head == "for" and len(words) > 1 and words[-2] in _BOOKED):
+        found = "date"  # a date kept as text (scheduled_for, due_date)
     if head in ("location", "venue", "place", "hometown", "region") and not numeric and found is None:
         found = "city" if head != "region" else "term"
     if head == "file" and not numeric:
@@ -371,6 +376,9 @@ class ValueMaker:
             return [pick(langs) for _ in range(n)]
         if kind == "search":
             return [f"{pick(self.vocab)} {pick(self.vocab)}" if self.rng.random() < 0.6 else f"{pick(self.vocab)} in {pick(CITIES)}" for _ in range(n)]
+        if kind == "date":
+            days = self.rng.integers(0, 517, n)  # 2024-01-01 .. 2025-05-31, the span every generated date keeps to
+            return [(date(2024, 1, 1) + timedelta(days=int(d))).isoformat() for d in days]
         if kind == "slug":
             return [f"{pick(self.vocab)}-{pick(_SLUG_SUFFIXES)}" for _ in range(n)]
         if kind == "term":
@@ -433,6 +441,8 @@ def plausible(kind: str, value, vocabulary=frozenset()) -> bool:
         return bool(m) and all(int(x) < 256 for x in m.groups())
     if kind == "slug":
         return _RE["slug"].match(v) is not None and not is_lorem(v, vocabulary)
+    if kind == "date":
+        return value_kind(v) == "date"
     if kind in _RE:
         return _RE[kind].match(v) is not None
     return not is_lorem(v, vocabulary)  # company, title, text, search, term: real words of the theme, not filler
@@ -443,12 +453,13 @@ def plausible(kind: str, value, vocabulary=frozenset()) -> bool:
 START_WORDS = frozenset(("start", "starts", "started", "starting", "begin", "begins", "began", "beginning", "from", "since", "open",
                          "opens", "opened", "opening", "min", "minimum", "lo", "low", "lower", "first", "earliest", "in", "checkin",
                          "departure", "depart", "departs", "departed", "created", "creation", "issued", "onset", "initial", "launch",
-                         "launched", "born", "birth", "enter", "entered", "entry", "pickup", "signed", "joined", "registered", "submitted"))
+                         "launched", "born", "birth", "enter", "entered", "entry", "pickup", "signed", "joined", "registered", "submitted", "pre",
+                         "before"))
 END_WORDS = frozenset(("end", "ends", "ended", "ending", "finish", "finished", "finishes", "stop", "stopped", "to", "until", "till",
                        "through", "thru", "close", "closes", "closed", "closing", "max", "maximum", "hi", "high", "upper", "last",
                        "latest", "out", "checkout", "arrival", "arrive", "arrives", "arrived", "expiry", "expires", "expired",
                        "expiration", "due", "deadline", "final", "terminated", "completed", "resolved", "updated", "modified",
-                       "exit", "exited", "dropoff", "return", "returned", "death", "died", "retired", "cancelled", "canceled"))
+                       "exit", "exited", "dropoff", "return", "returned", "death", "died", "retired", "cancelled", "canceled", "post", "after"))
 # bounds that make a range whatever they bound (min_price/max_price, temp_low/temp_high)
 RANGE_WORDS = frozenset(("min", "max", "minimum", "maximum", "lo", "hi", "low", "high", "lower", "upper"))
 # bounds of a position (start_index/end_index, from_row/to_row, first_page/last_page)
@@ -501,7 +512,7 @@ def order_pairs(columns: dict[str, str]) -> list[tuple[str, str]]:
     in a start-like and an end-like word. Numbers pair on from/to, in/out ... only when what they
     count is a position (start_index/end_index, from_row/to_row), never two amounts."""
     split = {c: _split_role(c) for c in columns}
-    out = []
+    out = _negated_pairs(columns)
     for a, (ra, wa, rest_a) in split.items():
         if ra != "start":
             continue
@@ -513,6 +524,24 @@ def order_pairs(columns: dict[str, str]) -> list[tuple[str, str]]:
             if columns[a] == "number" and not ({wa, wb} <= RANGE_WORDS or {wa, wb} <= _NUMERIC_BOUNDS and (not rest_a or set(rest_a) & _POSITIONAL)):
                 continue  # open/close prices, from/to amounts: two quantities, not a range
             out.append((a, b))
+    return out
+
+
+_UNDO = ("dis", "un", "de", "de-")  # embark/disembark, load/unload, board/deboard, mount/dismount
+
+
+def _negated_pairs(columns: dict[str, str]) -> list[tuple[str, str]]:
+    """Dates whose names differ only in a word and its undoing (embarked_at/disembarked_at,
+    loaded_on/unloaded_on): the undoing comes after."""
+    out = []
+    words = {c: tokens(c) for c, k in columns.items() if k in ("date", "time")}
+    for a, wa in words.items():
+        for b, wb in words.items():
+            if a == b or len(wa) != len(wb) or columns[a] != columns[b]:
+                continue
+            diff = [(x, y) for x, y in zip(wa, wb) if x != y]
+            if len(diff) == 1 and any(diff[0][1] == pre + diff[0][0] for pre in _UNDO):
+                out.append((a, b))
     return out
 
 
@@ -575,10 +604,13 @@ PROGRESSIONS = (("ordered", "placed", "paid", "processing", "packed", "shipped",
                 ("submitted", "reviewed", "approved", "published"), ("scheduled", "started", "completed"))
 
 
-def event_columns(status_values, columns: dict[str, str]) -> dict[str, set]:
-    """{column: the status values under which that column's event has happened}: a column whose words
-    share a stem with a status value (shipped ~ shipped_at / ship_date, refunded ~ refund_amount)."""
-    out: dict[str, set] = {}
+def event_columns(status_values, columns: dict[str, str]) -> dict[str, tuple[set, set]]:
+    """{column: (states in which its event has happened, states in which it has not yet)} for each column
+    whose words share a stem with a status value (shipped ~ shipped_at / ship_date, refunded ~
+    refund_amount). Happened: that state and the later ones of a progression (delivered => shipped).
+    Not yet: the earlier ones of a progression and the open states (pending, active, draft ...). Any
+    other state (cancelled, failed) may or may not have seen the event."""
+    out: dict[str, tuple[set, set]] = {}
     values = [v for v in status_values if isinstance(v, str)]
     for c, kind in columns.items():
         words = tokens(c)
@@ -586,20 +618,24 @@ def event_columns(status_values, columns: dict[str, str]) -> dict[str, set]:
             continue  # when a record began, or a date it is due or expires, is set whatever its state now
         if kind == "number" and not set(words) & _EVENT_AMOUNTS:
             continue  # a count or a percentage is not an event's record
-        stems = [stem(w) for w in words if w not in _NEUTRAL and w not in _EVENT_AMOUNTS]
+        stems = [stem(w) for w in words if w not in _NEUTRAL and w not in ("amount", "total", "value", "fee", "sum")]
         for v in values:
             vs = stem(tokens(v)[-1]) if tokens(v) else ""
-            if len(vs) >= 3 and vs in stems:
-                states = {v}
-                for chain in PROGRESSIONS:
-                    low = [stem(x) for x in chain]
-                    if vs in low:
-                        later = {stem(y) for y in chain[low.index(vs):]}
-                        states |= {x for x in values if tokens(x) and stem(tokens(x)[-1]) in later}
-                out[c] = states
+            if len(vs) < 3 or vs not in stems:
+                continue
+            happened, not_yet = {v}, {x for x in values if set(tokens(x)) & OPEN_STATES and x != v}
+            for chain in PROGRESSIONS:
+                low = [stem(x) for x in chain]
+                if vs in low:
+                    i = low.index(vs)
+                    happened |= {x for x in values if tokens(x) and stem(tokens(x)[-1]) in low[i:]}
+                    not_yet |= {x for x in values if tokens(x) and stem(tokens(x)[-1]) in low[:i]}
+            out[c] = (happened, not_yet - happened)
     return out
 
 
+OPEN_STATES = frozenset(("pending", "active", "open", "new", "draft", "queued", "scheduled", "planned", "requested", "waiting", "upcoming",
+                         "processing", "progress", "unpaid", "unshipped", "awaiting", "created", "submitted", "booked", "confirmed"))
 _SCHEDULED = frozenset(("expires", "expiry", "expiration", "due", "deadline", "until", "till", "valid", "renewal", "renews", "scheduled",
                         "planned", "estimated", "eta", "next"))
 _EVENT_AMOUNTS = frozenset(("amount", "total", "value", "fee", "sum", "paid", "refund", "refunded"))
@@ -680,12 +716,12 @@ def enforce(spec, rows: dict[str, list[dict]], rng) -> None:
         status = status_column([c.name for c in table.columns])
         status_col = next((c for c in table.columns if c.name == status and c.gen == "choice"), None)
         if status_col is not None:  # the columns recording a state's event are set exactly in that state
-            for col, states in event_columns(status_col.arg, kinds).items():
+            for col, (happened, not_yet) in event_columns(status_col.arg, kinds).items():
                 for r in data:
-                    if r.get(status) in states:
+                    if r.get(status) in happened:
                         if r.get(col) in (None, 0, 0.0):
                             r[col] = _fill_event(kinds[col], data, col, rng)
-                    else:
+                    elif r.get(status) in not_yet:
                         r[col] = None if kinds[col] == "date" else 0
         pairs = order_pairs(kinds)
         order = _topological(sorted({c for p in pairs for c in p}), pairs) or []
@@ -792,11 +828,10 @@ def violations(conn, limit: int = 50) -> dict:
         status = status_column(names)
         if status:
             values = sorted({r[status] for r in rows if isinstance(r[status], str)})
-            for col, states in event_columns(values, kinds[t]).items():
+            for col, (happened, not_yet) in event_columns(values, kinds[t]).items():
                 for r in rows:
-                    happened = r[status] in states
                     has = r[col] not in (None, 0, 0.0, "")
-                    if happened != has:
+                    if (r[status] in happened and not has) or (r[status] in not_yet and has):
                         out["status"].append(f"{t}.{col} {r.get(pk[t])}: status {r[status]!r} with {col}={r[col]!r}")
     for parent in tables:
         for child in tables:
@@ -843,7 +878,7 @@ def type_report(spec, conn) -> dict[str, dict]:
     return out
 
 
-_SHAPED = frozenset(("pet_name", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country", "currency", "airport",
+_SHAPED = frozenset(("pet_name", "date", "email", "phone", "url", "domain", "ip", "path", "filename", "version", "country", "currency", "airport",
                      "language", "color", "hash", "username", "person", "address", "city"))
 
 

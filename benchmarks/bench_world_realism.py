@@ -125,17 +125,26 @@ def _stems(text: str) -> set[str]:
 
 
 def table_names_match(spec, said: str) -> list[bool]:
-    """For each table: does a word of its name share a stem with what the theme says it is?"""
+    """For each table: does a word of its name (or of its entity's synonyms in the entity library)
+    share a stem with what the theme says it is?"""
+    from agentworld_gym.discovery.entities import ENTITIES
+
+    synonyms: dict[str, set[str]] = {}
+    for e in ENTITIES.values():
+        synonyms.setdefault(e.table, set()).update(e.words)
     words = _stems(said)
-    return [bool(_stems(t.name.replace("_", " ")) & words) for t in spec.tables]
+    return [bool((_stems(t.name.replace("_", " ")) | {stem_ for w in synonyms.get(t.name, ()) for stem_ in _stems(w)}) & words)
+            for t in spec.tables]
 
 
 def said_of(tid: str, row, facts, spec_dict: dict) -> str:
     """What a theme says it is: id, title and label; a catalog theme's server description; a Toucan
-    theme's tools' own descriptions; a flagship's description."""
+    theme's tools' own descriptions; a flagship's description and its tools' docstrings."""
     parts = [tid, spec_dict["title"], spec_dict["label"]]
     if row is None:
-        parts.append(spec_dict["description"])
+        from agentworld_gym.envs import get_theme
+
+        parts += [spec_dict["description"], *(t.description for t in get_theme(tid).toolset)]
     elif isinstance(row[4], dict):
         parts += [row[4]["name"], row[4]["about"]]
     elif row[3] == "toucan":

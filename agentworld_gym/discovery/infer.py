@@ -54,7 +54,7 @@ _EXACT = {
     "color": "color", "hash": "hash", "slug": "slug", "region": "word", "repo": "slug", "branch": "slug", "label": "word",
 }
 _SUFFIX = (
-    (("_at", "_on", "_date", "date", "created", "updated", "deadline", "due", "born", "since", "until", "scheduled_for"), "date"),
+    (("_at", "_on", "_date", "date", "created", "updated", "deadline", "due", "born", "since", "until"), "date"),
     (("price", "amount", "total", "revenue", "cost", "balance", "budget", "salary", "fee", "market_cap", "value", "tvl", "liquidity"), "money"),
     (("count", "volume", "followers", "views", "likes", "shares", "subscribers", "downloads", "members", "passengers", "viewers",
       "visitors", "uses", "hits", "tokens", "words", "documents", "objects", "capacity", "seats", "employees", "invocations", "clicks",
@@ -210,17 +210,27 @@ class ThemeDraft:
     def table(self, name: str) -> TableDraft | None:
         return next((t for t in self.tables if t.name == name), None)
 
-    def to_spec(self) -> ThemeSpec:
+    def to_spec(self, described: bool = True) -> ThemeSpec:
+        """The frozen spec; `described=False` leaves out the columns placed for described fields (tools
+        are planned without them, so a theme's tools stay the ones its pool recipe names)."""
         prefixes = _prefixes([t.name for t in self.tables])
+        late = self.meta.get("late_columns", []) if described else []
         tables = []
         for t in self.tables:
             cols = list(t.columns)
+            for table, col in late:
+                if table == t.name:
+                    at = next((i for i, c in enumerate(cols) if c.name == col.name), None)
+                    if at is None:
+                        cols.append(col)
+                    else:
+                        cols[at] = col
             if cols[0].gen == "id":
                 start = cols[0].arg[1] if isinstance(cols[0].arg, tuple) else 1001
                 prefix = "" if t.key_type == "int" else prefixes[t.name]
                 cols[0] = Column(cols[0].name, "id", (prefix, start), type="int" if t.key_type == "int" else "text")
             tables.append(Table(t.name, tuple(cols), t.rows))
-        extra = {k: self.meta[k] for k in ("notes", "described_fields", "missing_fields") if self.meta.get(k)}
+        extra = {k: self.meta[k] for k in ("notes", "described_fields", "missing_fields") if self.meta.get(k)} if described else {}
         return ThemeSpec(id=self.id, title=self.title, category=self.category, subcategory=self.subcategory, label=self.label,
                          description=self.description, tables=tuple(tables), rules=tuple(self.rules), source=self.source, extra=extra)
 
@@ -364,7 +374,7 @@ def verb_kind(tokens: list[str]) -> tuple[str, str | None]:
 
 _GENERIC_FIELDS = ("name:title", "status=active/pending/closed", "created_at", "value:money", "category=general/standard/special",
                    "owner:person", "description:sentence", "count", "rating:rating", "region=north/south/east/west")
-_MEDIA = {"email", "mail", "sms", "text", "message", "notification", "push", "letter", "call", "fax"}
+_MEDIA = {"email", "mail", "sms", "notification", "fax"}  # how a record goes out, not what it is
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 
 
@@ -468,12 +478,9 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
     if not draft.tables:  # a server of compute tools only: its records still need a table
         draft.tables.append(TableDraft(plural(main_noun), [key_column(plural(main_noun))], rows=20 + stable_seed(name, main_noun) % 41))
     templates += compute_templates
-    place_described_fields(draft, plans)
     for tab in draft.tables:  # flesh entities out with typed fields from the library (or generic ones)
         extra = _library_fields(tab.name)
-        if not extra and len(tab.columns) - sum(c.gen == "fk" for c in tab.columns) > 3:
-            extra = []  # its tools described enough fields of their own: no generic filler
-        elif not extra:
+        if not extra:
             s = stable_seed(name, tab.name)
             extra = [_GENERIC_FIELDS[(s + i * 7) % len(_GENERIC_FIELDS)] for i in range(4)]
         for tok in extra[:5]:
@@ -481,6 +488,7 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
         if not any(c.gen == "faker" and c.type == "text" for c in tab.columns[1:]):
             tab.add(parse_field("name:title"))
     draft.tables = _topological(draft.tables)
+    place_described_fields(draft, plans)
     return draft, templates, skipped
 
 
@@ -491,6 +499,7 @@ _LIST_CUES = (
     r"\bwith (?:its|their|the|a|an)\s+(?P<b>[a-z][a-z ,/-]+)",  # "appointments with their date, vet and status"
     r"\b(?:including|includes|such as|returns?|shows?|containing|contains)\s+(?:its|their|the|a|an)?\s*(?P<c>[a-z][a-z ,/-]+)",
 )
+_SAME_IN_PLURAL = {"species", "series", "news", "status", "analysis", "basis", "means", "data", "media", "metadata", "sheep", "aircraft"}
 _FIELD_STOP = {"the", "a", "an", "its", "their", "his", "her", "any", "all", "each", "current", "optional", "optionally"}
 _EXAMPLE_RE = re.compile(r"\b(?:e\.g\.|eg|such as|for example|like)\s*[:,]?\s*([\w' -]+(?:\s*(?:,|\bor\b|\band\b)\s*[\w' -]+)+)", re.I)
 
@@ -510,6 +519,8 @@ def described_fields(text: str) -> list[str]:
                     continue
                 for item in items:
                     words = [w for w in item.split() if w not in _FIELD_STOP]
+                    if words and words[-1].endswith("s") and len(words[-1]) > 3 and words[-1] not in _SAME_IN_PLURAL:
+                        words[-1] = singular(words[-1])  # "sessions with their ids and ages": each one's id and age
                     if 1 <= len(words) <= 3 and all(w.isalpha() for w in words):
                         name = "_".join(words)
                         if name not in out:
@@ -531,7 +542,7 @@ def example_values(text: str) -> tuple[str, ...]:
 _SEMANTIC_TOKEN = {"person": "person", "company": "company", "email": "email", "phone": "phone", "address": "street", "country": "country",
                    "currency": "currency", "city": "city", "airport": "city", "url": "url", "domain": "domain", "ip": "ip", "path": "path",
                    "filename": "filename", "version": "version", "language": "word", "color": "color", "hash": "hash",
-                   "username": "username", "search": "phrase", "title": "title", "text": "sentence", "term": "word", "money": "money",
+                   "username": "username", "search": "phrase", "title": "title", "pet_name": "title", "slug": "slug", "text": "sentence", "term": "word", "money": "money",
                    "percent": "pct", "rating": "rating", "year": "year", "latitude": "lat", "longitude": "lon"}
 _DATE_WORDS = {"date", "birthday", "dob", "deadline", "time", "timestamp", "day"}
 MAX_MISSING_FIELDS = 3  # described fields a theme may leave without a column and still be "ok"
@@ -565,6 +576,7 @@ def place_described_fields(draft: ThemeDraft, plans: list) -> None:
     a column of that type (with the parameter's examples as its choices); the rest are recorded as
     missing (draft.meta["missing_fields"]). Kept descriptions go to draft.meta["notes"] for typing."""
     notes: dict = draft.meta.setdefault("notes", {})
+    late: list = draft.meta.setdefault("late_columns", [])
     missing: list = draft.meta.setdefault("missing_fields", [])
     described: dict = draft.meta.setdefault("described_fields", {})
     tables = {t.name: t for t in draft.tables}
@@ -579,7 +591,7 @@ def place_described_fields(draft: ThemeDraft, plans: list) -> None:
                 examples = example_values(d)
                 col = next((c for c in tab.columns if c.name == p), None)
                 if examples and col is not None and col.gen == "faker" and col.type == "text":
-                    tab.columns[tab.columns.index(col)] = Column(p, "choice", examples)
+                    late.append((tab.name, Column(p, "choice", examples)))
         fields = described_fields(tool.get("description") or "")
         output = tool.get("output_schema")
         if isinstance(output, dict) and isinstance(output.get("properties"), dict):
@@ -589,28 +601,33 @@ def place_described_fields(draft: ThemeDraft, plans: list) -> None:
             described.setdefault(tab.name, [])
             if f_low not in described[tab.name]:
                 described[tab.name].append(f_low)
-            if _has_field(tab, f_low, tables):
+            placed = {c.name for t_, c in late if t_ == tab.name}
+            found = _has_field(tab, f_low, tables, placed)
+            if found is True:
                 continue
-            col = _column_for_field(f_low, tab.name)
+            col = found or _column_for_field(f_low, tab.name)
             if col is None:
                 if [tname, f_low] not in missing:
                     missing.append([tname, f_low])
                 continue
-            tab.add(col)
+            late.append((tab.name, col))
 
 
-def _has_field(tab: TableDraft, field_name: str, tables: dict) -> bool:
-    """Whether a table already holds a described field: a column of that name, or one it starts
-    ('vet' ~ vet_name), or a reference to the table it names ('owner' ~ owner_id -> owners)."""
-    if tab.has(field_name) or any(c.name.startswith(field_name + "_") for c in tab.columns):
+def _has_field(tab: TableDraft, field_name: str, tables: dict, placed: set) -> bool | Column:
+    """True when a table already holds a described field: a column of that name, or one it starts
+    ('vet' ~ vet_name), or a reference to the table it names ('owner' ~ owner_id -> owners); a
+    foreign-key Column to add when it names an earlier table the table does not refer to yet."""
+    if tab.has(field_name) or field_name in placed or any(c.name.startswith(field_name + "_") for c in tab.columns) or field_name in ("id", tab.pk):
         return True
     if plural(field_name) == tab.name or singular(field_name) == singular(tab.name):
         return True  # "a pet's pet": the record itself
     ref = plural(field_name)
     if ref in tables and ref != tab.name:
-        if not any(c.gen == "fk" and c.arg == ref for c in tab.columns):
-            tab.add(fk_column(pk_name(ref), ref) if not tab.has(pk_name(ref)) else Column(f"{field_name}_ref", "fk", ref))
-        return True
+        if any(c.gen == "fk" and c.arg == ref for c in tab.columns):
+            return True
+        names = list(tables)
+        if names.index(ref) < names.index(tab.name) and not tab.has(pk_name(ref)) and pk_name(ref) not in placed:
+            return fk_column(pk_name(ref), ref)
     return False
 
 

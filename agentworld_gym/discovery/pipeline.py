@@ -58,11 +58,11 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
         if rounds:
             before = {t.name for t in draft.tables}
             complexify(draft, rounds, seed=stable_seed(src.name, "rounds"))
-            spec = draft.to_spec()
+            spec = draft.to_spec(described=False)
             extra = [t for t in plan_tools(spec, rng) if t["table"] not in before]
             names = {t["name"] for t in templates}
             templates += [t for t in extra if t["name"] not in names]
-        spec = draft.to_spec()
+        spec = draft.to_spec(described=False)  # tools are planned on the tables their schemas gave ...
         if 0 < len(templates) < COMPANION_BELOW:
             # a server with one or two tools gets the companions a real server of its kind has
             # (read, list, search, write its own records), so its tasks can chain three or more calls
@@ -87,6 +87,8 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
         templates += rule_companions(spec, templates, np.random.default_rng(stable_seed(src.kind, src.name, src.variant, "rules")))
     if src.entities:  # composed: the record-store tools for removing a record with its children (rule path tasks)
         templates += finish_templates(path_companions(spec, templates), spec)
+    if src.tools:
+        spec = draft.to_spec()  # ... and the world also holds the fields their descriptions name
     return Prepared(attach_rules(spec, templates), templates, skipped, conf)
 
 
