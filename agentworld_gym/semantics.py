@@ -56,8 +56,7 @@ def stem(word: str) -> str:
     return {"pai": "pay", "paid": "pay", "sent": "send", "sold": "sell", "won": "win", "lost": "los", "began": "begin"}.get(w, w)
 
 
-STOPWORDS = frozenset("""a an the of for and or to in on at by with from as is are was be this that these those it its your our my
-their his her new all any each per via into about over under after before between up out off not no""".split())
+STOPWORDS = frozenset(["a", "an", "the", "of", "for", "and", "or", "to", "in", "on", "at", "by", "with", "from", "as", "is", "are", "was", "be", "this", "that", "these", "those", "it", "its", "your", "our", "my", "their", "his", "her", "new", "all", "any", "each", "per", "via", "into", "about", "over", "under", "after", "before", "between", "up", "out", "off", "not", "no"])
 
 
 @lru_cache(maxsize=1)
@@ -388,7 +387,7 @@ class ValueMaker:
         if kind == "path":
             return [self.path() for _ in range(n)]
         if kind == "version":
-            return [f"{int(a)}.{int(b)}.{int(c)}" for a, b, c in zip(self.rng.integers(0, 6, n), self.rng.integers(0, 20, n), self.rng.integers(0, 30, n))]
+            return [f"{int(a)}.{int(b)}.{int(c)}" for a, b, c in zip(self.rng.integers(0, 6, n), self.rng.integers(0, 20, n), self.rng.integers(0, 30, n), strict=True)]
         if kind == "airport":
             return [pick(AIRPORTS)[0] for _ in range(n)]
         if kind == "city":
@@ -561,7 +560,7 @@ def _negated_pairs(columns: dict[str, str]) -> list[tuple[str, str]]:
         for b, wb in words.items():
             if a == b or len(wa) != len(wb) or columns[a] != columns[b]:
                 continue
-            diff = [(x, y) for x, y in zip(wa, wb) if x != y]
+            diff = [(x, y) for x, y in zip(wa, wb, strict=True) if x != y]
             if len(diff) == 1 and any(diff[0][1] == pre + diff[0][0] for pre in _UNDO):
                 out.append((a, b))
     return out
@@ -830,7 +829,7 @@ CHECKS = ("order", "lineage", "status", "totals", "counts")
 def _table_rows(conn, table: str) -> tuple[list[str], list[dict]]:
     cur = conn.execute(f'SELECT * FROM "{table}"')
     names = [d[0] for d in cur.description]
-    return names, [dict(zip(names, r)) for r in cur.fetchall()]
+    return names, [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 def _foreign_keys(conn, table: str) -> list[tuple[str, str, str]]:

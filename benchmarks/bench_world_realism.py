@@ -32,8 +32,7 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -217,10 +216,10 @@ def table(res: dict) -> str:
 
 
 def main(args: Args) -> dict:
+    from agentworld_gym.envs import FLAGSHIPS
     from tqdm import tqdm
 
     from agentworld_gym.discovery.pool import load_facts
-    from agentworld_gym.envs import FLAGSHIPS
     from agentworld_gym.world import cache_dir
 
     before = args.before or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True, capture_output=True, text=True).stdout.strip()

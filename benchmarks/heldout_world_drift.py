@@ -23,10 +23,10 @@ DRIFT = ("gold solution has a failing call", "gold replay gives a different answ
 
 
 def main(out: Path, limit: int | None = None) -> dict:
+    from agentworld_gym.envs import get_theme
     from tqdm import tqdm
 
     import agentworld_gym  # noqa: F401  (registers the pool)
-    from agentworld_gym.envs import get_theme
     from agentworld_gym.synthesis import quality_problems
     from agentworld_gym.tasks import load_tasks
     from agentworld_gym.world import GENERATOR_VERSION

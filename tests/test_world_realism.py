@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from agentworld_gym.envs import FLAGSHIPS, get_theme
 
 from agentworld_gym import semantics
-from agentworld_gym.envs import FLAGSHIPS, get_theme
 from agentworld_gym.world import Column, Table, ThemeSpec, build_database, date_col, fk_col, id_col, int_col, money_col
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -117,8 +117,8 @@ def test_generated_worlds_keep_every_constraint():
 
 def test_independent_draws_would_break_them():
     # the same spec's columns drawn independently (what the generator did before): the check can fail
-    from faker import Faker
     import numpy as np
+    from faker import Faker
 
     from agentworld_gym.world import _column_values, _create_schema
 
@@ -130,7 +130,7 @@ def test_independent_draws_would_break_them():
     for t in spec.tables:
         cols = {c.name: _column_values(c, t.rows, fake, rng, keys, spec) for c in t.columns}
         keys[t.name] = cols[t.pk]
-        conn.executemany(f'INSERT INTO "{t.name}" VALUES ({",".join("?" * len(cols))})', list(zip(*cols.values())))
+        conn.executemany(f'INSERT INTO "{t.name}" VALUES ({",".join("?" * len(cols))})', list(zip(*cols.values(), strict=True)))
     v = semantics.violations(conn)
     assert all(v["n_" + k] > 0 for k in semantics.CHECKS), {k: v["n_" + k] for k in semantics.CHECKS}
 
@@ -188,8 +188,8 @@ def test_pet_clinic_tools_get_the_world_their_descriptions_describe():
 
 
 def test_a_spec_describing_fields_no_column_can_hold_is_not_ok():
-    from agentworld_gym.discovery.sources import Source
     from agentworld_gym.discovery.pipeline import run_source
+    from agentworld_gym.discovery.sources import Source
 
     tools = [{"name": "get_spell", "description": "Get a spell's incantation, glyphs, aura, resonance and mana.",
               "parameters": {"type": "object", "properties": {"spell_id": {"type": "string"}}, "required": ["spell_id"]}},
