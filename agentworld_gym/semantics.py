@@ -56,7 +56,17 @@ def stem(word: str) -> str:
     return {"pai": "pay", "paid": "pay", "sent": "send", "sold": "sell", "won": "win", "lost": "los", "began": "begin"}.get(w, w)
 
 
-STOPWORDS = frozenset(["a", "an", "the", "of", "for", "and", "or", "to", "in", "on", "at", "by", "with", "from", "as", "is", "are", "was", "be", "this", "that", "these", "those", "it", "its", "your", "our", "my", "their", "his", "her", "new", "all", "any", "each", "per", "via", "into", "about", "over", "under", "after", "before", "between", "up", "out", "off", "not", "no"])
+STOPWORDS = frozenset((
+    "a", "an", "the", "of", "for", "and", "or", "to", "in", "on", "at", "by", "with", "from", "as", "is", "are", "was", "were", "be",
+    "been", "being", "this", "that", "these", "those", "it", "its", "your", "our", "my", "their", "his", "her", "new", "all", "any",
+    "each", "per", "via", "into", "about", "over", "under", "after", "before", "between", "up", "out", "off", "not", "no", "can",
+    "could", "would", "should", "will", "shall", "may", "might", "must", "also", "such", "than", "then", "there", "here", "which",
+    "what", "when", "where", "who", "whom", "whose", "how", "why", "you", "they", "them", "we", "us", "he", "she", "me", "do", "does",
+    "did", "done", "has", "have", "had", "get", "gets", "got", "use", "uses", "used", "using", "one", "two", "more", "most", "other",
+    "some", "only", "just", "very", "so", "if", "else", "both", "either",
+    "without", "within", "through", "across", "against", "along", "among", "around", "behind", "below", "beyond", "during", "except",
+    "inside", "near", "onto", "outside", "since", "toward", "towards", "upon", "while", "whether", "etc", "eg", "ie",
+))
 
 
 @lru_cache(maxsize=1)
@@ -113,6 +123,28 @@ def theme_vocabulary(spec) -> frozenset[str]:
         out.add(w)
         out.add(singular(w))
     return frozenset(out)
+
+
+_PLAIN = frozenset(("record", "records", "theme", "user", "users", "help", "look", "change", "changed", "summarise", "summarize", "service",
+                    "tool", "tools", "status", "created", "updated", "description", "name", "names", "list", "lists", "search", "find", "get",
+                    "add", "remove", "update", "delete", "return", "returns", "available", "specific", "relevant", "useful", "information",
+                    "details", "detail", "data", "value", "values", "given", "optional", "default", "number", "string", "true", "false",
+                    "whether", "result", "results", "item", "items", "type", "format", "allows", "provides", "based", "like", "want",
+                    "need", "make", "show", "shows", "call", "works", "work", "take", "takes", "give", "gives", "able", "well", "many"))
+
+
+def domain_words(spec) -> list[str]:
+    """Words a theme's generated text is made of: the nouns and names of what it is about (its title,
+    label, description, tables and kept descriptions), not its structure (column names, states) nor
+    the verbs and adverbs its descriptions are written with."""
+    extra = spec.extra if isinstance(spec.extra, dict) else {}
+    parts = [spec.title, spec.label, spec.description, *(str(v) for v in (extra.get("notes") or {}).values()), str(extra.get("about", ""))]
+    parts += [t.name.replace("_", " ") for t in spec.tables]
+    structure = {w for t in spec.tables for c in t.columns for w in tokens(c.name)}
+    structure |= {w for t in spec.tables for c in t.columns if c.gen == "choice" for v in c.arg for w in tokens(str(v))}
+    words = {singular(w) for w in content_words(" ".join(parts))}
+    keep = {w for w in words if len(w) >= 4 and w.isalpha() and w not in _PLAIN and w not in structure and not w.endswith(("ly", "ing", "ed"))}
+    return sorted(keep | {singular(w) for t in spec.tables for w in tokens(t.name) if len(w) >= 3}) or ["record"]
 
 
 # ------------------------------------------------------------------------------------------ semantic types
@@ -301,7 +333,10 @@ def _languages() -> frozenset[str]:
 
 _QUALIFIERS = ("Spring", "Summer", "Autumn", "Winter", "North", "South", "East", "West", "Main", "Pilot", "Annual", "Weekly",
                "Monthly", "Core", "Premium", "Standard", "Express", "Family", "Starter", "Pro", "Classic", "Priority", "Regional")
-_OPENERS = ("Notes on", "Follow-up about", "Summary of", "Request about", "Update on", "Question about", "Reminder about", "Review of")
+_FACETS = ("basics", "advanced", "setup", "reference", "tips", "pricing", "support", "security", "reports", "planning", "research",
+           "operations", "analytics", "compliance", "integrations", "quality", "training", "tooling", "archive", "review")
+_ASKS = ("asked about", "wants an update on", "reported a problem with", "needs help with", "left feedback on", "requested a change to",
+         "confirmed", "asked to reschedule", "followed up on", "has a question about")
 
 
 _MAIL_DOMAINS = ("gmail.com", "yahoo.com", "outlook.com", "hotmail.com", "icloud.com", "proton.me", "example.com", "example.org")
@@ -325,9 +360,7 @@ class ValueMaker:
 
     def __init__(self, spec, fake, rng):
         self.fake, self.rng = fake, rng
-        vocab = sorted(theme_vocabulary(spec) - {"record", "records", "theme", "user", "users", "help", "look", "change", "summarise",
-                                                  "service", "tool", "tools", "status", "created", "updated", "description", "name"})
-        self.vocab = [w for w in vocab if w.isalpha() and 3 <= len(w) <= 14] or ["record"]
+        self.vocab = [w for w in domain_words(spec) if len(w) <= 14] or ["record"]
         self.first, self.last = _name_lists()
 
     # Faker's person and email providers draw each name through weighted sampling (most of a build's
@@ -341,6 +374,25 @@ class ValueMaker:
 
     def email(self) -> str:
         return f"{self.username().replace('_', '.')}@{self.pick(_MAIL_DOMAINS)}"
+
+    def title(self, noun: str) -> str:
+        """A record's title in one of a few real shapes. Its first word is a surname or a city: search
+        tools are exercised with a title's first word, which should find one record, not every one."""
+        shape = int(self.rng.integers(4))
+        if shape < 2:
+            return f"{self.pick(self.last)} {self.pick(self.vocab).title()}"
+        if shape == 2:
+            return f"{self.pick(CITIES)} {self.pick(self.vocab).title()}"
+        return f"{self.pick(CITIES)} {self.pick(_QUALIFIERS)} {noun}"
+
+    def term(self) -> str:
+        roll = self.rng.random()
+        if roll < 0.2:
+            return self.pick(self.vocab)
+        return f"{self.pick(_FACETS)} {self.pick(self.vocab)}" if roll < 0.7 else f"{self.pick(self.vocab)} {self.pick(_FACETS)}"
+
+    def text(self, noun: str) -> str:
+        return f"{self.pick(self.first)} {self.pick(_ASKS)} the {self.pick(self.vocab)} {noun}."
 
     def path(self) -> str:
         folders = [self.pick(_FOLDERS if i == 0 else self.vocab) for i in range(int(self.rng.integers(1, 4)))]
@@ -396,18 +448,18 @@ class ValueMaker:
             langs = sorted(_languages())
             return [pick(langs) for _ in range(n)]
         if kind == "search":
-            return [f"{pick(self.vocab)} {pick(self.vocab)}" if self.rng.random() < 0.6 else f"{pick(self.vocab)} in {pick(CITIES)}" for _ in range(n)]
+            return [f"{pick(self.vocab)} {pick(self.vocab)}" if self.rng.random() < 0.5 else f"{pick(CITIES).lower()} {pick(self.vocab)}" for _ in range(n)]
         if kind == "date":
             days = self.rng.integers(0, 517, n)  # 2024-01-01 .. 2025-05-31, the span every generated date keeps to
             return [(date(2024, 1, 1) + timedelta(days=int(d))).isoformat() for d in days]
         if kind == "slug":
             return [f"{pick(self.vocab)}-{pick(_SLUG_SUFFIXES)}" for _ in range(n)]
-        if kind == "term":
-            return [pick(self.vocab) for _ in range(n)]
+        if kind == "term":  # a domain word, often narrowed ('memory', 'memory tooling', 'security memory'): tags stay telling
+            return [self.term() for _ in range(n)]
         if kind == "title":
-            return [f"{pick(_QUALIFIERS)} {pick(self.vocab).title()} {noun.replace('_', ' ').title()}" for _ in range(n)]
+            return [self.title(noun.replace("_", " ").title()) for _ in range(n)]
         if kind == "text":
-            return [f"{pick(_OPENERS)} the {pick(self.vocab)} {noun.replace('_', ' ')} for {self.person()}." for _ in range(n)]
+            return [self.text(noun.replace("_", " ")) for _ in range(n)]
         raise ValueError(f"no values for semantic type {kind!r}")
 
 

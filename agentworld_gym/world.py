@@ -282,10 +282,11 @@ def _typed_values(c: Column, table: Table, n: int, fake, rng: np.random.Generato
     values = _domain_name_values(c, table, n, fake, rng, maker.vocab) if kind == "title" else None
     if values is None:
         values = maker.many(kind, n, c.name, table.name)
-    if c.unique:
-        values = maker.unique(kind, values)
-        if values is None:
+    if c.unique or kind in ("title", "slug", "search", "text"):  # names and titles rarely repeat in a real service
+        distinct = maker.unique(kind, values)
+        if distinct is None and c.unique:
             return None
+        values = distinct or values
     if c.nullable_share:
         values = [None if rng.random() < c.nullable_share else v for v in values]
     return values
