@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from . import semantics
 from .errors import ConfigError
 
 _SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "float": "REAL"}
@@ -157,6 +156,8 @@ def world_seed(spec: ThemeSpec, db_seed: int) -> int:
 def _generate_rows(spec: ThemeSpec, db_seed: int, scale: float) -> dict[str, list[dict]]:
     from faker import Faker
 
+    from . import semantics  # imported when a world is built, not with the package
+
     seed = world_seed(spec, db_seed)
     fake = Faker("en_US")
     fake.seed_instance(seed)
@@ -276,6 +277,7 @@ def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Ge
 def _typed_values(c: Column, table: Table, n: int, fake, rng: np.random.Generator, maker, notes) -> list | None:
     """Values for a text column whose semantic type is known (semantics.semantic_type): names that
     fit the table, then a real value of the type; None leaves the column to its declared generator."""
+    from . import semantics
     kind = semantics.column_semantic(c, table, notes)
     if kind not in semantics.TEXT_TYPES or c.type != "text":
         return None
