@@ -94,9 +94,13 @@ def content_words(text: str) -> list[str]:
 
 def is_lorem(value, vocabulary: frozenset[str] | set[str]) -> bool:
     """A text cell of filler: dictionary words out of context. Every content word comes from the lorem
-    list (or, two or more, from the buzzword lists), and none of them is the theme's own."""
+    list (or, two or more, from the buzzword lists), and none of them is the theme's own. A Title Case
+    name and an upper-case code are not prose: Faker's filler providers write neither."""
     if not isinstance(value, str):
         return False
+    letters = re.findall(r"[A-Za-z]+", value)
+    if len(letters) >= 2 and all(w[0].isupper() for w in letters) or re.fullmatch(r"[A-Z]{2,5}", value.strip()):
+        return False  # a name ('Last Night', 'Capital Report': names are made of everyday words) or a code ('TOWN'), not prose
     words = content_words(value)
     if not words:
         return False

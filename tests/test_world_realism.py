@@ -151,6 +151,8 @@ def test_filler_detector_flags_lorem_and_spares_the_themes_words():
     assert semantics.is_lorem("skill", vocab) and semantics.is_lorem("Notice soon as brother.", vocab)
     assert not semantics.is_lorem("Notes on the cabin for Ana Diaz.", vocab)
     assert not semantics.is_lorem("0x3bad9f00d", vocab)
+    assert semantics.is_lorem("Streamlined homogeneous toolset", vocab) and semantics.is_lorem("enterprise whiteboard", vocab)
+    assert not semantics.is_lorem("Last Night", vocab) and not semantics.is_lorem("TOWN", vocab)  # a name, a ticker
 
 
 @pytest.mark.parametrize("theme_id", sorted(FLAGSHIPS))
