@@ -366,6 +366,7 @@ class ValueMaker:
         self.fake, self.rng = fake, rng
         self.vocab = [w for w in domain_words(spec) if len(w) <= 14] or ["record"]
         self.first, self.last = _name_lists()
+        self.examples = (spec.extra.get("examples") if isinstance(spec.extra, dict) else None) or {}
 
     # Faker's person and email providers draw each name through weighted sampling (most of a build's
     # time); the same first and last name lists, drawn uniformly with numpy, are as real and far cheaper.

@@ -278,6 +278,9 @@ def _typed_values(c: Column, table: Table, n: int, fake, rng: np.random.Generato
     """Values for a text column whose semantic type is known (semantics.semantic_type): names that
     fit the table, then a real value of the type; None leaves the column to its declared generator."""
     from . import semantics
+    examples = maker.examples.get(f"{table.name}.{c.name}")
+    if examples and c.gen == "faker" and c.type == "text":  # the values its tool's own description gives ("e.g. dog or cat")
+        return [examples[i] for i in rng.integers(0, len(examples), size=n)]
     kind = semantics.column_semantic(c, table, notes)
     if kind not in semantics.TEXT_TYPES or c.type != "text":
         return None

@@ -179,10 +179,11 @@ def test_pet_clinic_tools_get_the_world_their_descriptions_describe():
     assert {t.name for t in spec.tables} == {"owners", "pets", "appointments", "reminders"}  # no invented `emails`
     pets = {c.name: c for c in spec.table("pets").columns}
     assert pets["owner_id"].gen == "fk" and pets["birth_date"].gen == "date" and pets["weight"].type == "float"
-    assert set(pets["species"].arg) == {"dog", "cat"}  # the parameter's own examples
+    assert spec.extra["examples"]["pets.species"] == ["dog", "cat"]  # the parameter's own examples
     assert {"email", "phone_number", "address"} <= {c.name for c in spec.table("owners").columns}
     assert spec.extra.get("missing_fields", []) == []
     conn = build_database(spec)
+    assert {s for (s,) in conn.execute("SELECT species FROM pets")} == {"dog", "cat"}
     name, born, weight = conn.execute("SELECT name, birth_date, weight FROM pets LIMIT 1").fetchone()
     assert name.isalpha() and name[0].isupper() and born < "2025" and 0 < weight < 100
     email, phone = conn.execute("SELECT email, phone_number FROM owners LIMIT 1").fetchone()

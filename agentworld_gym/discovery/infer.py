@@ -230,7 +230,8 @@ class ThemeDraft:
                 prefix = "" if t.key_type == "int" else prefixes[t.name]
                 cols[0] = Column(cols[0].name, "id", (prefix, start), type="int" if t.key_type == "int" else "text")
             tables.append(Table(t.name, tuple(cols), t.rows))
-        extra = {k: self.meta[k] for k in ("notes", "described_fields", "missing_fields") if self.meta.get(k)} if described else {}
+        kept = ("notes", "examples", "described_fields", "missing_fields")
+        extra = {k: self.meta[k] for k in kept if self.meta.get(k)} if described else {}
         return ThemeSpec(id=self.id, title=self.title, category=self.category, subcategory=self.subcategory, label=self.label,
                          description=self.description, tables=tuple(tables), rules=tuple(self.rules), source=self.source, extra=extra)
 
@@ -573,7 +574,7 @@ def _column_for_field(field_name: str, table: str, note: str = "") -> Column | N
 def place_described_fields(draft: ThemeDraft, plans: list) -> None:
     """Give each table the fields its tools' descriptions, output schemas and parameter descriptions
     name: a field matching a column (or a related table) is found; one whose name says its type becomes
-    a column of that type (with the parameter's examples as its choices); the rest are recorded as
+    a column of that type (a parameter's examples are what the world draws its values from); the rest are recorded as
     missing (draft.meta["missing_fields"]). Kept descriptions go to draft.meta["notes"] for typing."""
     notes: dict = draft.meta.setdefault("notes", {})
     late: list = draft.meta.setdefault("late_columns", [])
@@ -591,7 +592,7 @@ def place_described_fields(draft: ThemeDraft, plans: list) -> None:
                 examples = example_values(d)
                 col = next((c for c in tab.columns if c.name == p), None)
                 if examples and col is not None and col.gen == "faker" and col.type == "text":
-                    late.append((tab.name, Column(p, "choice", examples)))
+                    draft.meta.setdefault("examples", {})[f"{tab.name}.{p}"] = list(examples)  # the world draws from them
         fields = described_fields(tool.get("description") or "")
         output = tool.get("output_schema")
         if isinstance(output, dict) and isinstance(output.get("properties"), dict):
