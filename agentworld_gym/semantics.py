@@ -330,7 +330,9 @@ def _languages() -> frozenset[str]:
     from faker.providers.person import Provider as Person
 
     names = getattr(Person, "language_names", ())
-    return frozenset(names) | frozenset(("English", "Spanish", "French", "German", "Python", "JavaScript", "TypeScript", "Go", "Rust", "Java"))
+    programming = ("Python", "Javascript", "Typescript", "Go", "Rust", "Java", "Ruby", "Php", "Kotlin", "Swift", "Scala", "Haskell", "Perl", "Lua",
+                   "Dart", "Elixir", "Julia", "Shell", "Bash", "Sql", "Html", "Css", "C", "C++", "C#", "R")
+    return frozenset(names) | frozenset(("English", "Spanish", "French", "German", "JavaScript", "TypeScript", *programming))
 
 
 # ------------------------------------------------------------------------------------------ values
@@ -500,14 +502,14 @@ def plausible(kind: str, value, vocabulary=frozenset()) -> bool:
     if kind == "phone":
         digits = sum(ch.isdigit() for ch in v)
         return 7 <= digits <= 20 and re.fullmatch(r"[\d\s().+x-]+", v) is not None
-    if kind == "country":
-        return v in _countries()
+    if kind == "country":  # a name or an ISO code, in either case ('gb', 'GBR')
+        return v in _countries() or v.upper() in _countries()
     if kind == "currency":
         return v.upper() in _currencies()
     if kind == "airport":
         return v.upper() in AIRPORT_CODES or re.fullmatch(r"[A-Z]{3}", v) is not None and v in AIRPORT_CODES
-    if kind == "language":
-        return v in _languages() or re.fullmatch(r"[a-z]{2}(-[A-Z]{2})?", v) is not None
+    if kind == "language":  # a language (spoken or programming) in either case, or a locale code
+        return v in _languages() or v.title() in _languages() or re.fullmatch(r"[a-z]{2}([-_][A-Za-z]{2})?", v) is not None
     if kind == "path":
         return "/" in v and " " not in v.strip("/")
     if kind == "address":
