@@ -325,6 +325,13 @@ def _currencies() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def _spoken_languages() -> tuple[str, ...]:
+    from faker.providers.person import Provider as Person
+
+    return tuple(sorted(getattr(Person, "language_names", ()))) or ("English", "Spanish", "French", "German")
+
+
+@lru_cache(maxsize=1)
 def _languages() -> frozenset[str]:
     from faker.providers.lorem import Provider  # noqa: F401  (the language names live on the person provider)
     from faker.providers.person import Provider as Person
@@ -452,7 +459,7 @@ class ValueMaker:
         if kind == "city":
             return [pick(CITIES) for _ in range(n)]
         if kind == "language":
-            langs = sorted(_languages())
+            langs = _spoken_languages()
             return [pick(langs) for _ in range(n)]
         if kind == "search":
             return [f"{pick(self.vocab)} {pick(self.vocab)}" if self.rng.random() < 0.5 else f"{pick(CITIES).lower()} {pick(self.vocab)}" for _ in range(n)]
