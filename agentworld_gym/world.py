@@ -148,7 +148,7 @@ def _tuplify(x):
 
 # Bump when value generation changes without a spec change: it is part of every world cache key,
 # so nobody keeps a world built by older generators.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3  # 3: semantic column types and cross-column constraints (agentworld_gym.semantics)
 
 
 def world_seed(spec: ThemeSpec, db_seed: int) -> int:
@@ -162,21 +162,34 @@ def world_seed(spec: ThemeSpec, db_seed: int) -> int:
 def _generate_rows(spec: ThemeSpec, db_seed: int, scale: float) -> dict[str, list[dict]]:
     from faker import Faker
 
+    from . import semantics  # imported when a world is built, not with the package
+
     seed = world_seed(spec, db_seed)
     fake = Faker("en_US")
     fake.seed_instance(seed)
     rng = np.random.default_rng(seed)
     keys: dict[str, list] = {}
     out: dict[str, list[dict]] = {}
+    notes = spec.extra.get("notes") if isinstance(spec.extra, dict) else None
+    # Flagships keep the worlds their hand-written tests were made on: only their filler text columns get
+    # typed values, drawn from a stream of their own, so every other column keeps its values.
+    flagship = spec.source == "flagship"
+    t_fake, t_rng = (Faker("en_US"), np.random.default_rng(seed + 3)) if flagship else (fake, rng)
+    if flagship:
+        t_fake.seed_instance(seed + 3)
+    maker = semantics.ValueMaker(spec, t_fake, t_rng)
     for table in spec.tables:
         n = max(1, int(round(table.rows * scale)))
         columns = {}
         for c in table.columns:
-            named = _domain_name_values(c, table, n, fake, rng) if spec.source != "flagship" else None
-            columns[c.name] = named if named is not None else _column_values(c, n, fake, rng, keys, spec)
+            values = _typed_values(c, table, n, t_fake, t_rng, maker, notes) if not flagship or _is_filler(c) else None
+            if values is None or flagship:
+                drawn = _column_values(c, n, fake, rng, keys, spec)
+                values = drawn if values is None else values
+            columns[c.name] = values
         out[table.name] = [{name: values[i] for name, values in columns.items()} for i in range(n)]
-        _order_dates(table, out[table.name])
         keys[table.name] = columns[table.pk]
+    semantics.enforce(spec, out, np.random.default_rng(seed + 2))
     repair = spec.extra.get("seed_repair") if isinstance(spec.extra, dict) else None
     if repair:  # a theme whose rules the independent column draws would break fixes its rows here
         import importlib
@@ -188,40 +201,13 @@ def _generate_rows(spec: ThemeSpec, db_seed: int, scale: float) -> dict[str, lis
 
 # ---------------------------------------------------------------------------- domain-aware values
 
-_START_WORDS = ("start", "begin", "from", "created", "opened", "issued", "check_in", "checkin", "departure", "depart", "born", "started",
-                "valid_from", "signed", "enrolled", "joined", "since", "first")
-_END_WORDS = ("end", "finish", "to", "updated", "closed", "expires", "expiry", "expiration", "due", "check_out", "checkout", "arrival",
-              "arrive", "died", "modified", "ended", "valid_to", "until", "resolved", "completed", "last", "renewal", "deadline")
+_FILLER_PROVIDERS = ("catch_phrase", "bs", "sentence", "sentences", "word", "words", "paragraph", "text", "slug")
 
 
-def _is_date_column(c: Column) -> bool:
-    return c.gen == "date"
-
-
-def _date_role(name: str) -> str | None:
-    low = name.lower()
-    words = set(low.replace("-", "_").split("_"))
-    if low in _END_WORDS or words & set(_END_WORDS) or low.endswith(("_to", "_until")):
-        return "end"
-    if low in _START_WORDS or words & set(_START_WORDS) or low.endswith(("_from", "_since")):
-        return "start"
-    return None
-
-
-def date_pairs(table: Table) -> list[tuple[str, str]]:
-    """(start column, end column) pairs of a table whose dates must be ordered (start <= end)."""
-    dates = [c.name for c in table.columns if _is_date_column(c)]
-    starts = [d for d in dates if _date_role(d) == "start"]
-    ends = [d for d in dates if _date_role(d) == "end"]
-    return [(a, b) for a in starts for b in ends]
-
-
-def _order_dates(table: Table, rows: list[dict]) -> None:
-    """Swap each row's start and end dates into order (independent draws end before they start half the time)."""
-    for a, b in date_pairs(table):
-        for r in rows:
-            if r[a] is not None and r[b] is not None and r[b] < r[a]:
-                r[a], r[b] = r[b], r[a]
+def _is_filler(c: Column) -> bool:
+    """A column declared with one of Faker's filler providers (buzzword phrases, lorem words)."""
+    provider = c.arg if isinstance(c.arg, str) else c.arg[0] if isinstance(c.arg, tuple) and c.arg else None
+    return c.gen == "faker" and provider in _FILLER_PROVIDERS
 
 
 _PEOPLE = {"user", "customer", "patient", "author", "employee", "member", "student", "contact", "person", "people", "player", "artist",
@@ -237,6 +223,7 @@ _FILES = {"file", "document", "attachment", "image", "photo", "upload", "asset",
 _SYSTEMS = {"repo", "repository", "project", "package", "library", "model", "dataset", "service", "app", "application", "bot", "pipeline",
             "workflow", "endpoint", "api", "channel", "server", "database", "index", "bucket", "cluster", "container", "function", "job",
             "deployment", "environment", "namespace", "queue", "topic", "branch_name", "plugin", "extension", "module", "component", "instance"}
+_SYSTEM_SUFFIXES = ("api", "service", "worker", "core", "web", "sync", "prod", "staging", "gateway", "store", "engine", "pipeline")
 _WORKS = {"song": ("Midnight", "Golden", "Electric", "Paper", "Silent", "Summer", "Neon", "Broken", "Wild", "Blue"),
           "track": ("Midnight", "Golden", "Electric", "Paper", "Silent", "Summer", "Neon", "Broken", "Wild", "Blue")}
 _SUBJECTS = ("Statistics", "Organic Chemistry", "Machine Learning", "World History", "Microeconomics", "Linear Algebra", "Creative Writing",
@@ -244,8 +231,7 @@ _SUBJECTS = ("Statistics", "Organic Chemistry", "Machine Learning", "World Histo
 _WORK_NOUNS = ("Light", "River", "Road", "Garden", "City", "Dream", "Fire", "Heart", "Sky", "Shadow", "Echo", "Harbor", "Storm", "Night")
 _WORK_ADJS = ("Midnight", "Golden", "Electric", "Silent", "Summer", "Neon", "Broken", "Wild", "Hidden", "Last", "Distant", "Quiet")
 _TASK_VERBS = ("Fix", "Update", "Review", "Draft", "Migrate", "Test", "Document", "Refactor", "Schedule", "Prepare", "Audit", "Plan")
-_TASK_OBJECTS = ("login timeout", "billing export", "onboarding guide", "search ranking", "release notes", "quarterly budget",
-                 "API rate limits", "mobile layout", "data backup", "customer survey", "security review", "payment retries")
+_TASK_OBJECTS = ("report", "checklist", "notes", "plan", "schedule", "summary", "follow-up", "backlog", "review", "list")
 _PRODUCT_ADJS = ("Stainless", "Wireless", "Organic", "Compact", "Ergonomic", "Waterproof", "Bamboo", "Smart", "Vintage", "Portable")
 _PRODUCT_NOUNS = ("Water Bottle", "Headphones", "Desk Lamp", "Backpack", "Coffee Grinder", "Yoga Mat", "Keyboard", "Blender",
                   "Running Shoes", "Notebook", "Sunglasses", "Tent", "Phone Case", "Chair")
@@ -258,7 +244,7 @@ _FOODS = ("Lemon Chicken", "Mushroom Risotto", "Lentil Soup", "Banana Bread", "P
           "Apple Pie", "Miso Ramen", "Pesto Pasta", "Greek Salad")
 
 
-def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Generator) -> list | None:
+def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Generator, words=("data",)) -> list | None:
     """Names and titles that fit what the table holds (people, companies, places, files, systems,
     works, tasks, products, papers, events, recipes) instead of generic business phrases; None
     when the column is not a name/title drawn from a generic provider."""
@@ -274,9 +260,9 @@ def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Ge
     if noun in _PLACES:
         return [f"{fake.city()} {noun.replace('_', ' ').title()}" for _ in range(n)]
     if noun in _FILES:
-        return [fake.file_name() for _ in range(n)]
+        return [f"{pick(words)}_{int(rng.integers(1, 99))}.{pick(('pdf', 'docx', 'md', 'txt', 'csv', 'png'))}" for _ in range(n)]
     if noun in _SYSTEMS:
-        return [f"{fake.word()}-{fake.word()}" for _ in range(n)]
+        return [f"{pick(words)}-{pick(_SYSTEM_SUFFIXES)}" for _ in range(n)]
     if noun in ("course", "lesson", "class", "module_course", "lecture", "quiz", "exam"):
         return [f"{pick(('Intro to', 'Advanced', 'Applied', 'Foundations of'))} {pick(_SUBJECTS)}" for _ in range(n)]
     if noun in ("paper", "publication", "article", "preprint", "study", "thesis"):
@@ -284,14 +270,37 @@ def _domain_name_values(c: Column, table: Table, n: int, fake, rng: np.random.Ge
     if noun in ("song", "track", "album", "book", "movie", "film", "episode", "podcast", "show", "playlist", "video", "game", "novel", "story", "poem", "post"):
         return [f"{pick(_WORK_ADJS)} {pick(_WORK_NOUNS)}" for _ in range(n)]
     if noun in ("task", "issue", "ticket", "todo", "bug", "story_point", "request", "incident", "goal", "milestone", "note", "reminder"):
-        return [f"{pick(_TASK_VERBS)} {pick(_TASK_OBJECTS)}" for _ in range(n)]
+        return [f"{pick(_TASK_VERBS)} {pick(words)} {pick(_TASK_OBJECTS)}" for _ in range(n)]
     if noun in ("product", "item", "listing", "sku", "variant", "gift", "deal", "offer"):
         return [f"{pick(_PRODUCT_ADJS)} {pick(_PRODUCT_NOUNS)}" for _ in range(n)]
     if noun in ("event", "meeting", "session", "webinar", "campaign", "conference", "appointment", "booking"):
         return [f"{fake.city()} {pick(_EVENTS)}" for _ in range(n)]
     if noun in ("recipe", "dish", "meal", "menu_item"):
         return [pick(_FOODS) for _ in range(n)]
-    return [fake.sentence(nb_words=3).rstrip(".") for _ in range(n)]
+    return None
+
+
+def _typed_values(c: Column, table: Table, n: int, fake, rng: np.random.Generator, maker, notes) -> list | None:
+    """Values for a text column whose semantic type is known (semantics.semantic_type): names that
+    fit the table, then a real value of the type; None leaves the column to its declared generator."""
+    from . import semantics
+    examples = maker.examples.get(f"{table.name}.{c.name}")
+    if examples and c.gen == "faker" and c.type == "text":  # the values its tool's own description gives ("e.g. dog or cat")
+        return [examples[i] for i in rng.integers(0, len(examples), size=n)]
+    kind = semantics.column_semantic(c, table, notes)
+    if kind not in semantics.TEXT_TYPES or c.type != "text":
+        return None
+    values = _domain_name_values(c, table, n, fake, rng, maker.vocab) if kind == "title" else None
+    if values is None:
+        values = maker.many(kind, n, c.name, table.name)
+    if c.unique or kind in ("title", "slug", "search", "text"):  # names and titles rarely repeat in a real service
+        distinct = maker.unique(kind, values)
+        if distinct is None and c.unique:
+            return None
+        values = distinct or values
+    if c.nullable_share:
+        values = [None if rng.random() < c.nullable_share else v for v in values]
+    return values
 
 
 def _column_values(c: Column, n: int, fake, rng: np.random.Generator, keys: dict, spec: ThemeSpec) -> list:
@@ -320,6 +329,8 @@ def _column_values(c: Column, n: int, fake, rng: np.random.Generator, keys: dict
         parent = keys.get(c.arg)
         if not parent:
             raise ConfigError(f"Expected table {c.arg!r} to come before its foreign key {c.name!r} in theme {spec.id!r}.")
+        if spec.source != "flagship" and len(parent) >= 4:
+            parent = parent[: len(parent) - max(1, len(parent) // 7)]  # the newest records have no children yet
         values = [parent[i] for i in rng.integers(0, len(parent), size=n)]
     elif c.gen == "const":
         values = [c.arg] * n

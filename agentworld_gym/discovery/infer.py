@@ -210,18 +210,30 @@ class ThemeDraft:
     def table(self, name: str) -> TableDraft | None:
         return next((t for t in self.tables if t.name == name), None)
 
-    def to_spec(self) -> ThemeSpec:
+    def to_spec(self, described: bool = True) -> ThemeSpec:
+        """The frozen spec; `described=False` leaves out the columns placed for described fields (tools
+        are planned without them, so a theme's tools stay the ones its pool recipe names)."""
         prefixes = _prefixes([t.name for t in self.tables])
+        late = self.meta.get("late_columns", []) if described else []
         tables = []
         for t in self.tables:
             cols = list(t.columns)
+            for table, col in late:
+                if table == t.name:
+                    at = next((i for i, c in enumerate(cols) if c.name == col.name), None)
+                    if at is None:
+                        cols.append(col)
+                    else:
+                        cols[at] = col
             if cols[0].gen == "id":
                 start = cols[0].arg[1] if isinstance(cols[0].arg, tuple) else 1001
                 prefix = "" if t.key_type == "int" else prefixes[t.name]
                 cols[0] = Column(cols[0].name, "id", (prefix, start), type="int" if t.key_type == "int" else "text")
             tables.append(Table(t.name, tuple(cols), t.rows))
+        kept = ("notes", "examples", "described_fields", "missing_fields")
+        extra = {k: self.meta[k] for k in kept if self.meta.get(k)} if described else {}
         return ThemeSpec(id=self.id, title=self.title, category=self.category, subcategory=self.subcategory, label=self.label,
-                         description=self.description, tables=tuple(tables), rules=tuple(self.rules), source=self.source)
+                         description=self.description, tables=tuple(tables), rules=tuple(self.rules), source=self.source, extra=extra)
 
 
 def key_column(table: str, name: str | None = None, key_type: str = "text") -> Column:
@@ -363,6 +375,7 @@ def verb_kind(tokens: list[str]) -> tuple[str, str | None]:
 
 _GENERIC_FIELDS = ("name:title", "status=active/pending/closed", "created_at", "value:money", "category=general/standard/special",
                    "owner:person", "description:sentence", "count", "rating:rating", "region=north/south/east/west")
+_MEDIA = {"email", "mail", "sms", "notification", "fax"}  # how a record goes out, not what it is
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 
 
@@ -421,6 +434,8 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
         kind, _ = verb_kind(tokens)
         words = [w for w in tokens if w not in _VERB_OF and w not in _STOP and w not in _GENERIC and not w.isdigit() and 1 < len(w) <= 14]
         nouns = [w for w in words if w not in server_words] or words  # a server's own name says least
+        if len(nouns) > 1 and singular(nouns[-1]) in _MEDIA and singular(nouns[-2]) in (tool.get("description") or "").lower():
+            nouns = nouns[:-1]  # send_reminder_email sends a reminder: the record is the reminder, email is how it goes
         noun = singular(nouns[-1]) if nouns else main_noun
         ids = [p for p in props if is_id_param(p) and simple_type(props[p])[0] in ("string", "integer", "number")]
         own = [p for p in ids if noun_of(p) in (noun, "") or humanize(p) in _ID_NAMES]
@@ -474,7 +489,147 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
         if not any(c.gen == "faker" and c.type == "text" for c in tab.columns[1:]):
             tab.add(parse_field("name:title"))
     draft.tables = _topological(draft.tables)
+    place_described_fields(draft, plans)
     return draft, templates, skipped
+
+
+# ------------------------------------------------------------------------------------------ described fields
+
+_LIST_CUES = (
+    r"(?:\b[a-z]+'s|\bits|\btheir|\bhis|\bher)\s+(?P<a>[a-z][a-z ,/-]+)",  # "a pet's name, species and weight"
+    r"\bwith (?:its|their|the|a|an)\s+(?P<b>[a-z][a-z ,/-]+)",  # "appointments with their date, vet and status"
+    r"\b(?:including|includes|such as|returns?|shows?|containing|contains)\s+(?:its|their|the|a|an)?\s*(?P<c>[a-z][a-z ,/-]+)",
+)
+_SAME_IN_PLURAL = {"species", "series", "news", "status", "analysis", "basis", "means", "data", "media", "metadata", "sheep", "aircraft"}
+_FIELD_STOP = {"the", "a", "an", "its", "their", "his", "her", "any", "all", "each", "current", "optional", "optionally"}
+_EXAMPLE_RE = re.compile(r"\b(?:e\.g\.|eg|such as|for example|like)\s*[:,]?\s*([\w' -]+(?:\s*(?:,|\bor\b|\band\b)\s*[\w' -]+)+)", re.I)
+
+
+def described_fields(text: str) -> list[str]:
+    """Field names a tool's description lists ('Get a pet's name, species, birth date, weight and owner'
+    -> ['name', 'species', 'birth_date', 'weight', 'owner']): a list of two or more short noun phrases
+    after a possessive, 'with their', 'including' or 'returns'."""
+    out: list[str] = []
+    for sentence in re.split(r"[.;:\n]", (text or "").lower()):
+        for cue in _LIST_CUES:
+            for m in re.finditer(cue, sentence):
+                body = next(g for g in m.groups() if g)
+                body = re.split(r"\b(?:for|of|by|from|in|on|to|with|that|which|when|if|as|so|whose|who)\b", body)[0]
+                items = [i.strip() for i in re.split(r",|\band\b|\bor\b|/", body) if i.strip()]
+                if len(items) < 2:
+                    continue
+                for item in items:
+                    words = [w for w in item.split() if w not in _FIELD_STOP]
+                    if words and words[-1].endswith("s") and len(words[-1]) > 3 and words[-1] not in _SAME_IN_PLURAL:
+                        words[-1] = singular(words[-1])  # "sessions with their ids and ages": each one's id and age
+                    if 1 <= len(words) <= 3 and all(w.isalpha() for w in words):
+                        name = "_".join(words)
+                        if name not in out:
+                            out.append(name)
+    return out
+
+
+def example_values(text: str) -> tuple[str, ...]:
+    """Values a parameter description gives as examples ('Only pets of this species, e.g. dog or cat')."""
+    m = _EXAMPLE_RE.search(text or "")
+    if not m:
+        return ()
+    vals = [v.strip(" '\"").lower() for v in re.split(r",|\bor\b|\band\b", m.group(1))]
+    vals = [v for v in vals if v and len(v.split()) <= 3 and v not in ("etc", "more")]
+    return tuple(dict.fromkeys(vals)) if len(vals) >= 2 else ()
+
+
+# a described field -> the column generator token it gets when its name alone says what it holds
+_SEMANTIC_TOKEN = {"person": "person", "company": "company", "email": "email", "phone": "phone", "address": "street", "country": "country",
+                   "currency": "currency", "city": "city", "airport": "city", "url": "url", "domain": "domain", "ip": "ip", "path": "path",
+                   "filename": "filename", "version": "version", "language": "word", "color": "color", "hash": "hash",
+                   "username": "username", "search": "phrase", "title": "title", "pet_name": "title", "slug": "slug", "text": "sentence", "term": "word", "money": "money",
+                   "percent": "pct", "rating": "rating", "year": "year", "latitude": "lat", "longitude": "lon"}
+_DATE_WORDS = {"date", "birthday", "dob", "deadline", "time", "timestamp", "day"}
+MAX_MISSING_FIELDS = 3  # described fields a theme may leave without a column and still be "ok"
+
+
+def _column_for_field(field_name: str, table: str, note: str = "") -> Column | None:
+    """A typed column for a described field, or None when nothing says what it holds."""
+    from ..semantics import semantic_type
+
+    words = field_name.split("_")
+    if words[0] in ("birth", "born", "founded", "established"):
+        return Column(field_name, "date", ("2005-01-01", "2024-12-31"))  # a life or a company began years ago
+    if words[-1] in _DATE_WORDS or field_name.endswith(("_at", "_on")):
+        return Column(field_name, "date", ("2024-01-01", "2025-05-31"))
+    if words[-1] == "status":
+        return parse_field(f"{field_name}=active/pending/closed")
+    kind = semantic_type(field_name, table, "text", None, note)
+    if kind in (None, "term", "title", "text"):  # a name that says nothing of text may say it is a number (weight, price)
+        kind = semantic_type(field_name, table, "float", None, note) or kind
+    if kind == "quantity":
+        return Column(field_name, "float", (0.5, 80.0), type="float") if words[-1] in ("weight", "height", "length", "width", "size", "distance") \
+            else column_for(field_name, "count")
+    if kind in _SEMANTIC_TOKEN:
+        return column_for(field_name, _SEMANTIC_TOKEN[kind])
+    return None
+
+
+def place_described_fields(draft: ThemeDraft, plans: list) -> None:
+    """Give each table the fields its tools' descriptions, output schemas and parameter descriptions
+    name: a field matching a column (or a related table) is found; one whose name says its type becomes
+    a column of that type (a parameter's examples are what the world draws its values from); the rest are recorded as
+    missing (draft.meta["missing_fields"]). Kept descriptions go to draft.meta["notes"] for typing."""
+    notes: dict = draft.meta.setdefault("notes", {})
+    late: list = draft.meta.setdefault("late_columns", [])
+    missing: list = draft.meta.setdefault("missing_fields", [])
+    described: dict = draft.meta.setdefault("described_fields", {})
+    tables = {t.name: t for t in draft.tables}
+    for tool, tname, props, _required, _kind, noun, _ids, _key in plans:
+        tab = tables.get(plural(noun))
+        if tab is None:
+            continue
+        for p, s in props.items():
+            d = s.get("description") if isinstance(s, dict) else None
+            if isinstance(d, str) and d.strip():
+                notes.setdefault(f"{tab.name}.{p}", d.strip()[:200])
+                examples = example_values(d)
+                col = next((c for c in tab.columns if c.name == p), None)
+                if examples and col is not None and col.gen == "faker" and col.type == "text":
+                    draft.meta.setdefault("examples", {})[f"{tab.name}.{p}"] = list(examples)  # the world draws from them
+        fields = described_fields(tool.get("description") or "")
+        output = tool.get("output_schema")
+        if isinstance(output, dict) and isinstance(output.get("properties"), dict):
+            fields += [f for f in output["properties"] if isinstance(f, str) and _NAME_RE.match(f) and f not in fields]
+        for f in fields:
+            f_low = humanize(f).replace(" ", "_")
+            described.setdefault(tab.name, [])
+            if f_low not in described[tab.name]:
+                described[tab.name].append(f_low)
+            placed = {c.name for t_, c in late if t_ == tab.name}
+            found = _has_field(tab, f_low, tables, placed)
+            if found is True:
+                continue
+            col = found or _column_for_field(f_low, tab.name)
+            if col is None:
+                if [tname, f_low] not in missing:
+                    missing.append([tname, f_low])
+                continue
+            late.append((tab.name, col))
+
+
+def _has_field(tab: TableDraft, field_name: str, tables: dict, placed: set) -> bool | Column:
+    """True when a table already holds a described field: a column of that name, or one it starts
+    ('vet' ~ vet_name), or a reference to the table it names ('owner' ~ owner_id -> owners); a
+    foreign-key Column to add when it names an earlier table the table does not refer to yet."""
+    if tab.has(field_name) or field_name in placed or any(c.name.startswith(field_name + "_") for c in tab.columns) or field_name in ("id", tab.pk):
+        return True
+    if plural(field_name) == tab.name or singular(field_name) == singular(tab.name):
+        return True  # "a pet's pet": the record itself
+    ref = plural(field_name)
+    if ref in tables and ref != tab.name:
+        if any(c.gen == "fk" and c.arg == ref for c in tab.columns):
+            return True
+        names = list(tables)
+        if names.index(ref) < names.index(tab.name) and not tab.has(pk_name(ref)) and pk_name(ref) not in placed:
+            return fk_column(pk_name(ref), ref)
+    return False
 
 
 def _unsupported(tool: dict, tname: str, seen: set) -> str | None:

@@ -43,7 +43,7 @@ KEYWORDS: dict[str, str] = {
     "L2-35": "audio video ffmpeg transcode speech music sound subtitle",
     "L2-36": "game games gaming chess steam minecraft player pokemon",
     "L2-37": "museum art culture artwork gallery history heritage book books",
-    "L2-38": "health medical clinical patient doctor drug fitness medicine fda",
+    "L2-38": "health medical clinical clinic patient doctor drug fitness medicine fda vet veterinary veterinarian pet pets vaccination",
     "L2-39": "chemistry biology protein gene genome molecule bioinformatics compound",
     "L2-40": "hotel booking airbnb flight flights travel reservation restaurant ticket",
     "L2-41": "transit train bus vehicle car traffic transport navigation parking",

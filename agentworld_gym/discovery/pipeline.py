@@ -24,7 +24,7 @@ from ..theme import Theme
 from ..world import ThemeSpec, build_template
 from .build import attach_rules, bind_examples, complexify, finish_templates
 from .forge import WRITE_KINDS, forge_tool, path_companions, phrase_ok, plan_tools
-from .infer import Skipped, compose, infer_from_tools, slugify, stable_seed
+from .infer import MAX_MISSING_FIELDS, Skipped, compose, infer_from_tools, slugify, stable_seed
 from .mapping import map_to_taxonomy
 from .sources import BadInput, Source
 from .validate import ToolReport, validate_tool
@@ -47,19 +47,22 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
     if src.code:
         code, conf = src.code, 1.0
     else:
-        code, conf = map_to_taxonomy(src.name, src.labels, src.description, [t["name"] for t in src.tools or ()])
+        # the category comes from the spec's own words: its description and its tools' descriptions too
+        said = " ".join([src.description, *(str(t.get("description") or "") for t in src.tools or ())])
+        code, conf = map_to_taxonomy(src.name, src.labels, said, [t["name"] for t in src.tools or ()])
     rng = np.random.default_rng(stable_seed(src.kind, src.name, src.variant))
     if src.tools:
-        label = (src.labels[0].lower() if src.labels and src.labels[0] else "tool") if src.kind == "toucan" else f"{src.name} tools"
+        own = src.name if src.name.lower().endswith(("tools", "toolkit", "tool")) else f"{src.name} tools"
+        label = (src.labels[0].lower() if src.labels and src.labels[0] else "tool") if src.kind == "toucan" else own
         draft, templates, skipped = infer_from_tools(src.name, src.tools, code=code, theme_id=theme_id, label=label, source=src.kind)
         if rounds:
             before = {t.name for t in draft.tables}
             complexify(draft, rounds, seed=stable_seed(src.name, "rounds"))
-            spec = draft.to_spec()
+            spec = draft.to_spec(described=False)
             extra = [t for t in plan_tools(spec, rng) if t["table"] not in before]
             names = {t["name"] for t in templates}
             templates += [t for t in extra if t["name"] not in names]
-        spec = draft.to_spec()
+        spec = draft.to_spec(described=False)  # tools are planned on the tables their schemas gave ...
         if 0 < len(templates) < COMPANION_BELOW:
             # a server with one or two tools gets the companions a real server of its kind has
             # (read, list, search, write its own records), so its tasks can chain three or more calls
@@ -84,6 +87,8 @@ def prepare(src: Source, theme_id: str | None = None, rounds: int = 0) -> Prepar
         templates += rule_companions(spec, templates, np.random.default_rng(stable_seed(src.kind, src.name, src.variant, "rules")))
     if src.entities:  # composed: the record-store tools for removing a record with its children (rule path tasks)
         templates += finish_templates(path_companions(spec, templates), spec)
+    if src.tools:
+        spec = draft.to_spec()  # ... and the world also holds the fields their descriptions name
     return Prepared(attach_rules(spec, templates), templates, skipped, conf)
 
 
@@ -154,6 +159,7 @@ class ThemeResult:
             "spec": self.spec.to_dict() if self.spec else None, "tools": self.templates,
             "validation": {"pass_rate": round(self.pass_rate, 4), "tools": [r.to_dict() for r in self.reports]},
             "skipped": [s.__dict__ for s in self.skipped], "seconds": round(self.seconds, 3),
+            "missing_fields": list((self.spec.extra or {}).get("missing_fields") or []) if self.spec else [],
         }
 
 
@@ -199,8 +205,11 @@ def run_source(src: Source, theme_id: str | None = None, rounds: int = 0, task_s
         else:
             res.skipped.append(Skipped(src.name, t["name"], report.reason))
     res.templates = [t for t, _ in kept]
+    missing = (prep.spec.extra or {}).get("missing_fields") or []
     if not kept or not any(r.valid_passed for r in res.reports if r.kept):
         res.reason = "no tool passed validation"
+    elif len(missing) > MAX_MISSING_FIELDS:  # its tools describe records its world cannot hold
+        res.reason = f"{len(missing)} described fields found no column: " + ", ".join(f"{t}.{f}" for t, f in missing[:6])
     elif task_seeds:
         theme = Theme(prep.spec, [tool for _, tool in kept])
         problem = playable_problem(theme, task_seeds)

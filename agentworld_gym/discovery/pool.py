@@ -162,9 +162,10 @@ def base_jobs(facts: list[list], per_l2: int = PER_L2, data_dir: Path = DATA) ->
 
 
 def journal_path(data_dir: Path = DATA) -> Path:
-    from ..world import cache_dir
+    """The build journal; named by the generator version too, so records judged on older worlds are not resumed."""
+    from ..world import GENERATOR_VERSION, cache_dir
 
-    return cache_dir() / "pool-build" / f"{data_dir.resolve().as_posix().replace('/', '_')}.jsonl"
+    return cache_dir() / "pool-build" / f"{data_dir.resolve().as_posix().replace('/', '_')}-g{GENERATOR_VERSION}.jsonl"
 
 
 def read_journal(journal: Path) -> dict[str, dict]:
@@ -353,11 +354,11 @@ def frozen_rows(data_dir: Path = DATA, heldout: Path = HELDOUT) -> dict[str, lis
 def _refresh_journal(data_dir: Path, name: str, journal: str | Path | None) -> tuple[dict, Path, dict[str, dict]]:
     """(the index, the journal of refresh `name`, the records already in it) for a refresh of the index
     in data_dir; the default journal is named by a digest of the index text, so it belongs to that index."""
-    from ..world import cache_dir
+    from ..world import GENERATOR_VERSION, cache_dir
 
     text = (data_dir / INDEX).read_text(encoding="utf-8")
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-    path = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-{name}-{digest}.jsonl"
+    path = Path(journal) if journal else cache_dir() / "pool-build" / f"refresh-{name}-{digest}-g{GENERATOR_VERSION}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     return json.loads(text), path, read_journal(path)
 

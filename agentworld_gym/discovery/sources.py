@@ -44,8 +44,12 @@ def _tool(d: dict) -> dict:
     if isinstance(params, dict) and params.get("type") == "dict":  # BFCL writes Python type names
         params = _bfcl_schema(params)
     description = d.get("description")
-    return {"name": d.get("name", ""), "description": description if isinstance(description, str) else "",
-            "parameters": params if params is not None else {"type": "object", "properties": {}}}
+    out = {"name": d.get("name", ""), "description": description if isinstance(description, str) else "",
+           "parameters": params if params is not None else {"type": "object", "properties": {}}}
+    output = d.get("outputSchema", d.get("output_schema"))
+    if isinstance(output, dict):  # what the tool returns names fields its records hold
+        out["output_schema"] = output
+    return out
 
 
 def _bfcl_schema(s):
