@@ -117,12 +117,12 @@ def taken_ids() -> set[str]:
 # benchmarks/make_heldout_suite.py) plays: a rebuild takes their recipes from the committed index
 # instead of planning them afresh, so their worlds and tools stay byte-identical.
 FROZEN = frozenset((
-    "bankbridge-plugin", "brightdata-mcp", "coin-api-mcp", "compound", "content-to-social-mcp-server", "debridge-mcp",
+    "bankbridge-plugin", "brightdata-mcp", "chrome-mcp", "coin-api-mcp", "compound", "content-to-social-mcp-server", "debridge-mcp",
     "deep-transcribe", "dify-mcp-server", "domain-monitor-mcp-server", "ethora-mcp-server", "gitlab-zero-leak-mcp",
     "gmx-vmd-mcp", "gondola", "google-scholar-mcp-server", "graphrag-mcp", "gtasks-mcp", "hubspot-download",
     "ignav-flights", "jupyter-mcp-server", "loomle", "mathlas", "mcp-azuredevops-bridge", "mcp-build-toolchain",
     "mcp-calender-agent", "mcp-doc-forge", "mcp-file-navigator", "mcp-grafana", "mcp-html-templates", "mcp-playground",
-    "mcp-scrape-copilot", "mcp-send-email", "mcp-server-iqiyi", "mcp-server-sequential-thinking", "mcp-test",
+    "mcp-send-email", "mcp-server-iqiyi", "mcp-server-sequential-thinking", "mcp-test",
     "mcpemailhelper", "mcphub", "medadapt-content-server", "myssl-mcp-server-python", "netmind-parse-pdf-mcp",
     "ns-mcp-server", "nutrient-dws-mcp-server", "openpaper-mcp", "osm-mcp", "paper-search-mcp", "playwright-record-mcp",
     "pubfi-mcp", "shadcn-ui-mcp-server", "solanashield-mcp", "spritecook-mcp", "sqlassistant", "stackoverflow-mcp",
