@@ -29,6 +29,8 @@ from ..errors import TaskError
 from ..tasks import Task
 from ..theme import Theme, humanize, noun_of, scalar_fields
 from ..tools import Tool
+from . import depth as D
+from . import persona as P
 from . import wording as W
 from .facts import Facts, Run, facts, same_rows
 
@@ -57,7 +59,7 @@ class Level:
 LEVELS: dict[int, Level] = {
     1: Level((1, 1), 4.0, 0.0, 0, False, 0),
     2: Level((2, 2), 4.0, 0.0, 1, False, 0),
-    3: Level((2, 3), 2.0, 0.4, 1, False, 1),
+    3: Level((2, 3), 2.0, 0.4, 1, True, 1),  # a lookup per listed record: the depth level 3 asks for (`depth.MIN_DEPENDENT`)
     4: Level((3, 4), 1.0, 0.6, 1, True, 1),
     5: Level((4, 6), 0.5, 0.8, 2, True, 1),
 }
@@ -249,6 +251,11 @@ def few_items(n: int) -> bool:
     """A count of this few items is a guess among few values (lists in a world mostly hold a handful of
     items, so small counts repeat across tasks): like a few-valued field, it is not used as an answer."""
     return n <= FEW_VALUES
+
+
+def _phrase_rng(body) -> np.random.Generator:
+    """The draws that word a task (its reason), seeded by the task itself: wording never shifts the walks."""
+    return np.random.default_rng(int(hashlib.sha1(repr(body).encode()).hexdigest()[:12], 16))
 
 
 def task_id(theme: Theme, kind: str, difficulty: int, seed: int, db_seed: int, body: str) -> str:
@@ -677,12 +684,28 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     if not last.writes and answer_type == "none":
         return None  # the last lookup would answer nothing
     requests = [_request(theme, walk, i) for i, c in enumerate(calls) if theme.toolset[c.name].writes]
-    instruction = W.goal(requests, question or "Tell me when it is done.")
-    solution = tuple({"name": c.name, "arguments": dict(c.arguments)} for c in calls)
+    instruction = W.goal(requests, question or "Let me know once it is done.")
+    # a person's request: records named by what a person knows, found by reads that open the gold
+    instruction, found, identity = P.personalize(theme, fx, instruction, walk.given)
+    if P.keeps_ids(theme, instruction, walk.given, rng):
+        return None  # a record named by its row id: most such candidates give way to one a person can name
+    reads = P.gold_reads(found)
+    solution = tuple([*reads, *({"name": c.name, "arguments": dict(c.arguments)} for c in calls)])
+    if path is not None:
+        path = [path[0] + len(reads), *path[1:]]
+    outputs = [*(D.outputs_of(fx, reads) or [None] * len(reads)), *outputs] if reads else outputs
+    if answer_type != "none" and any(answer in D.scalars(o) for o in outputs[:len(reads)]):
+        return None  # a resolving read already shows the answer: the rest of the gold is not needed
+    sinks = [i for i, c in enumerate(solution) if theme.toolset[c["name"]].writes] + ([path[0]] if path else [])
+    deep, dependent = D.problems(theme, difficulty, solution, outputs, instruction, answer, aggregate=False, sinks=sinks)
+    if deep:
+        return None
+    kind = "change" if wrote else "count" if path and path[1] == "#count" else "ask"
+    instruction = P.frame(instruction, kind, _phrase_rng(solution), identity)
     strong = sum(1 for k in walk.edge_kinds if k == STRONG)
     features = {
-        "calls": len(calls),
-        "distinct_tools": len({c.name for c in calls}),
+        "calls": len(solution),
+        "distinct_tools": len({c["name"] for c in solution}),
         "writes": sum(1 for c in calls if theme.toolset[c.name].writes),
         "weak_share": round(1 - strong / len(walk.edge_kinds), 3) if walk.edge_kinds else 0.0,
         "chained_args": sum(len(r) for r in walk.refs),
@@ -690,7 +713,10 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
         "branching": 0,
         "distractors": lookalikes(fx, walk.given),
         "answer_path": path,
-        "unique": [list(u) for u in walk.unique],
+        "dependent_lookups": dependent,
+        "resolved": len(found),
+        "resolving_reads": len(reads),
+        "unique": [list(u) for u in walk.unique] + [list(u) for r in found for u in r.unique],
         "knobs": knobs(lv),
     }
     return Task(
