@@ -58,6 +58,8 @@ class Args:
     """the task rules the rows were made under: progress rows of another version are not reused"""
     suite: str = "benchmarks/suites/heldout_v3"
     """the frozen held-out suite played with --heldout 1 ("" for the default, benchmarks/suites/heldout)"""
+    suite_sample: int = 0
+    """play about this many of the suite's tasks, every k-th (0: all; the report gives n)"""
     skip_pool: int = 0
     """1: flagship themes only (with the suite); the pool sample is left out (the report says so)"""
     out: str = "benchmarks/results/null_baselines.md"
@@ -167,7 +169,10 @@ def theme_rows(theme_id: str, args: Args) -> list[dict]:
 
 def heldout_rows(args: Args) -> list[dict]:
     rows, modes, envs_ = [], {}, {}
-    for task in tqdm(load_heldout(args.suite or None), desc="held-out", unit="task"):
+    tasks = load_heldout(args.suite or None)
+    if args.suite_sample and args.suite_sample < len(tasks):  # every k-th: the loader interleaves themes, so a spread
+        tasks = tasks[::-(-len(tasks) // args.suite_sample)]
+    for task in tqdm(tasks, desc="held-out", unit="task"):
         theme = envs.get_theme(task.theme)
         key = (task.theme, task.difficulty)
         if key not in modes:
@@ -199,7 +204,7 @@ def table(rows: list[dict], strategies: list[str], title: str) -> list[str]:
 
 def _same(args: Args) -> dict:
     """The arguments that decide a theme's results (a time limit does not)."""
-    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out", "heldout", "suite", "skip_pool")}
+    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out", "heldout", "suite", "skip_pool", "suite_sample")}
 
 
 def main(args: Args) -> None:

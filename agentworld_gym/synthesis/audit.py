@@ -17,6 +17,7 @@ from functools import lru_cache
 from ..tasks import Task
 from ..theme import Theme, humanize
 from . import wording as W
+from .persona import LOCATOR
 
 RULES = ("step_leak", "decoy", "unused_call", "self_cancelling", "ambiguous_reference", "page_size_answer", "column_phrase",
          "query_locator")
@@ -28,8 +29,6 @@ _POINTER = re.compile(r"\b(?:that|those|this|these)\s+(?!(?:have|has|had|cannot|
                       r"|\bthe first \w+(?: \w+)? (?:listed|it lists)\b|\bfrom (?:the )?(?:previous|earlier) (?:step|result)\b", re.I)
 
 
-# "the page with query travel": a search argument used as if it named a record (a search finds many, or none)
-_QUERY = re.compile(r"\bwith (?:query|q|search|keyword|term|search text)\b", re.I)
 
 
 def _blanked(task: Task) -> str:
@@ -62,7 +61,7 @@ def wording_problems(theme: Theme, task: Task) -> list[str]:
         problems.append("decoy")
     if _POINTER.search(text):
         problems.append("ambiguous_reference")
-    if _QUERY.search(task.instruction):
+    if LOCATOR.search(task.instruction):
         problems.append("query_locator")
     return problems
 

@@ -39,6 +39,8 @@ _KNOWN = ("email", "username", "handle", "login", "name", "full_name", "title", 
 _PERSONAL = ("email", "username", "handle", "login", "phone")  # a column only its owner would give as "mine"
 _SEARCH_PARAMS = ("query", "q", "text", "search", "keyword", "term")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# "the page with query travel": a search argument used as if it named a record (a search finds many, or none)
+LOCATOR = re.compile(rf"\bwith (?:{'|'.join(_SEARCH_PARAMS)})\b", re.I)
 
 
 @dataclass
@@ -382,7 +384,7 @@ def identifier_names(theme: Theme, text: str) -> list[str]:
     or search arguments used as locators ('with query travel')."""
     names = {c.name for t in theme.spec.tables for c in t.columns} | {p for t in theme.toolset for p in t.parameters.get("properties", {})}
     out = [n for n in names if ("_" in n or re.search(r"[a-z][A-Z]", n)) and re.search(rf"(?<![\w@.-]){re.escape(n)}(?![\w@-])", text)]
-    out += [m.group(0) for m in re.finditer(rf"\bwith (?:{'|'.join(_SEARCH_PARAMS)})\b", text)]
+    out += [m.group(0) for m in LOCATOR.finditer(text)]
     return sorted(out)
 
 
