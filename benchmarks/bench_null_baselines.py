@@ -54,7 +54,7 @@ class Args:
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
     heldout: int = 1
     """1: also play the frozen held-out suite; 0: leave it out (the report says so)"""
-    synthesis: str = "v4.0"
+    synthesis: str = "v4.1"
     """the task rules the rows were made under: progress rows of another version are not reused"""
     suite: str = "benchmarks/suites/heldout_v3"
     """the frozen held-out suite played with --heldout 1 ("" for the default, benchmarks/suites/heldout)"""
@@ -139,13 +139,7 @@ def instruction_strategies(theme, task) -> dict[str, bool]:
     fields = [v for data in probes for v in D.scalars(data)]
     if task.difficulty >= 2:
         out["one-hop"] = any(passes(v) for v in fields)
-    if probes:
-        first = probes[0]
-        mode = Counter(map(show, D.scalars(first) if not isinstance(first, list) else
-                           [v for x in first if isinstance(x, dict) for v in x.values() if isinstance(v, (str, int, float))])).most_common(1)
-        guesses = [mode[0][0]] if mode else []
-        guesses += [len(first)] if isinstance(first, list) else []
-        out["probe-mode"] = any(passes(g) for g in guesses)
+    out["probe-mode"] = any(passes(g) for g in D.probe_guesses(theme, task.solution, outputs, text))
     if fields:
         out["shotgun"] = passes([show(v) for v in fields])
     return out

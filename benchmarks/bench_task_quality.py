@@ -50,7 +50,7 @@ class Args:
     themes: int = 60
     per_theme: int = 5
     seed: int = 0
-    synthesis: str = "v4.0"
+    synthesis: str = "v4.1"
     """the task rules the rows were made under: progress rows of another version are not reused"""
     suite: str = "benchmarks/suites/heldout_v3"
     """a frozen suite measured beside the sources (naturalness and depth; "" for none)"""

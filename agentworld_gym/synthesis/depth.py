@@ -115,6 +115,20 @@ def one_hop(theme: Theme, solution, outputs: list, instruction: str, answer: Any
     return False
 
 
+def probe_guesses(theme: Theme, solution, outputs: list, instruction: str) -> list:
+    """What a probe-and-mode strategy submits: make the first read whose inputs the instruction states, then
+    answer its most frequent field value, or the length of its list."""
+    for call, data in zip(solution, outputs, strict=False):
+        args = list(call.get("arguments", {}).values())
+        if theme.toolset[call["name"]].writes or not args or not all(_stated(v, instruction) for v in args):
+            continue
+        items = data if isinstance(data, list) else [data]
+        values = [W.show(v) for x in items if isinstance(x, dict) for v in x.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        guesses = [Counter(values).most_common(1)[0][0]] if values else []
+        return guesses + ([len(data)] if isinstance(data, list) else [])
+    return []
+
+
 def deep_enough(level: int, n_dependent: int, aggregate: bool) -> bool:
     """Level k's floor: MIN_DEPENDENT[k] dependent lookups; level 5 also an aggregate or one more lookup."""
     if n_dependent < MIN_DEPENDENT[level]:
@@ -123,8 +137,9 @@ def deep_enough(level: int, n_dependent: int, aggregate: bool) -> bool:
 
 
 def problems(theme: Theme, level: int, solution, outputs: list, instruction: str, answer: Any, aggregate: bool,
-             sinks: list[int] | None = None) -> tuple[list[str], int]:
-    """(why the gold is not deep enough for `level`, the dependent lookups of its deepest request, `chain_lookups`)."""
+             sinks: list[int] | None = None, probe: Any = None) -> tuple[list[str], int]:
+    """(why the gold is not deep enough for `level`, the dependent lookups of its deepest request, `chain_lookups`).
+    `probe`: the task's answer, checked against `probe_guesses` (None: an answer-free task)."""
     n = chain_lookups(theme, solution, outputs, instruction, sinks)
     out = []
     if not deep_enough(level, n, aggregate):
@@ -133,6 +148,8 @@ def problems(theme: Theme, level: int, solution, outputs: list, instruction: str
         out.append("a gold read gives nothing new")
     if level >= 2 and one_hop(theme, solution, outputs, instruction, answer):
         out.append("a one-hop read answers it")
+    if probe is not None and any(W.show(g) == W.show(probe) for g in probe_guesses(theme, solution, outputs, instruction)):
+        out.append("a probe-and-mode guess answers it")
     return out, n
 
 
@@ -165,4 +182,4 @@ def outputs_of(fx, solution) -> list | None:
         return out
 
 
-__all__ = ["MIN_DEPENDENT", "ancestors", "chain_lookups", "deep_enough", "dependent", "one_hop", "outputs_of", "problems", "redundant_read", "task_depth"]
+__all__ = ["MIN_DEPENDENT", "ancestors", "probe_guesses", "chain_lookups", "deep_enough", "dependent", "one_hop", "outputs_of", "problems", "redundant_read", "task_depth"]

@@ -697,7 +697,8 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     if answer_type != "none" and any(answer in D.scalars(o) for o in outputs[:len(reads)]):
         return None  # a resolving read already shows the answer: the rest of the gold is not needed
     sinks = [i for i, c in enumerate(solution) if theme.toolset[c["name"]].writes] + ([path[0]] if path else [])
-    deep, dependent = D.problems(theme, difficulty, solution, outputs, instruction, answer, aggregate=False, sinks=sinks)
+    deep, dependent = D.problems(theme, difficulty, solution, outputs, instruction, answer, aggregate=False, sinks=sinks,
+                                 probe=answer if answer_type != "none" else None)
     if deep:
         return None
     kind = "change" if wrote else "count" if path and path[1] == "#count" else "ask"

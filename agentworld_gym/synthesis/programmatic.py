@@ -431,7 +431,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         return None
     shown = answer if op in ("argmax", "argmin") else None  # a computed total or count is in no output
     # one request over every listed record (an aggregate, or a change to each that fits): all its lookups count
-    deep, dependent = D.problems(theme, difficulty, solution, outputs, instruction, shown, aggregate=op != "write")
+    deep, dependent = D.problems(theme, difficulty, solution, outputs, instruction, shown, aggregate=op != "write",
+                                 probe=None if op == "write" or isinstance(answer, list) else answer)
     if deep:
         return None
     kind = {"count": "count", "sum": "count", "argmax": "pick", "argmin": "pick", "top": "pick"}.get(op, "change")
