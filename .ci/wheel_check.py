@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,7 +46,13 @@ def build_wheel(tmp: Path) -> Path:
     for f in tracked_files():
         (src / f).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / f, src / f)
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(src)])
+    # -v shows the build backend's output: a folder setuptools would leave out prints a warning a user must not see
+    done = run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(src)],
+               capture_output=True, text=True)
+    ignored = sorted(set(re.findall(r"Package '([^']+)' is absent from the `packages` configuration", done.stdout + done.stderr)))
+    if ignored:
+        raise SystemExit(f"setup.cfg: add {ignored} to [options] packages (and their files to package_data): setuptools "
+                         "warns about each folder it finds but was not told to package.")
     return next((tmp / "dist").glob("agentworld_gym-*.whl"))
 
 

@@ -18,7 +18,10 @@ except text that carries a tool-call marker but cannot be read: that is an error
 
 Agent text is bounded before any regex, split or JSON read runs: at most MAX_ACTION_CHARS characters,
 MAX_CALLS calls, values nested MAX_DEPTH deep and integers of MAX_INT_BITS bits; beyond that the action is an
-error. Every pattern here runs in linear time.
+error. Every pattern here runs in linear time. The caps apply while reading, not after: Python-syntax text (and
+lenient JSON, which is read the same way) is scanned once before `ast` sees it, and refused past MAX_CALLS calls,
+MAX_DEPTH levels or MAX_PYTHON_VALUES values, since building a syntax tree costs ~2 µs a value; a JSON list stops
+at MAX_CALLS + 1 calls. So a step's parse costs at most a few ms whatever the 100,000 characters hold.
 """
 
 from __future__ import annotations
@@ -30,14 +33,23 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_ACTION_CHARS = 100_000  # longer actions are refused as a whole (documented in the README)
+MAX_ACTION_CHARS = 100_000  # longer actions are refused as a whole (documented in docs/actions.md)
 MAX_CALLS = 32
 MAX_DEPTH = 32
 MAX_INT_BITS = 256  # bigger integers are not read (they could not be printed or stored anyway)
+MAX_PYTHON_VALUES = 4_096  # values (items, arguments, strings) in one Python-syntax action: bounds the `ast` cost
 
 _JSON_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 _CALL_START = re.compile(r"\[?\s*[A-Za-z_][\w.]*\s*\(")  # at the start of stripped text: linear (no two quantifiers share a character)
 _LONG_DIGITS = re.compile(r"\d{78}")
+# The tokens that shape Python source: strings (triple-quoted first) and the brackets and commas between values.
+# Strings are written as unrolled loops (a run of plain characters, then an escape and another run), so each
+# is matched at C speed in one pass, with no backtracking.
+_PY_SHAPE = re.compile(r'''"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""|\'\'\'[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*\'\'\''''
+                       r'''|"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"|'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'|[()\[\]{},]''')
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
 _NAME_PREFIXES = ("functions.", "default_api.")
 # Markers that mean the text is trying to be a tool call; such text is never a final answer.
 _CALL_MARKERS = ("<tool_call", "<|tool_call|>", "<|python_tag|>", "[TOOL_CALLS]", "<｜tool▁call", "<|tool_call_begin|>",
@@ -49,6 +61,9 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     args: tuple = ()  # positional arguments (Python-call syntax), bound by the toolset
+    # The name as the text wrote it, before a `functions.` / `default_api.` prefix was dropped: a grader whose
+    # functions carry that prefix in their own names (BFCL's `functions.intersect`) reads this one.
+    written_as: str = field(default="", compare=False, repr=False)
 
     def to_json(self) -> str:
         return json.dumps({"name": self.name, "arguments": self.arguments}, ensure_ascii=False)
@@ -190,7 +205,7 @@ def _body(body: str) -> list[ToolCall]:
         name, _, rest = body.partition("<arg_key>")
         keys, _ = _between("<arg_key>" + rest, "<arg_key>", ("</arg_key>",))
         values, _ = _between(rest, "<arg_value>", ("</arg_value>",))
-        return [ToolCall(_tool_name(name.strip()), {k.strip(): _scalar(v) for k, v in zip(keys, values, strict=False)})]
+        return [_named(name.strip(), {k.strip(): _scalar(v) for k, v in zip(keys, values, strict=False)})]
     if body[:1] in "{[":
         return _from_json_values(body)
     return _from_python(body)
@@ -209,7 +224,7 @@ def _function_tags(text: str):
             for p in params:
                 key, _, value = p.partition(">")
                 arguments[key.strip()] = _scalar(value.strip())
-            calls.append(ToolCall(_tool_name(name.strip()), arguments))
+            calls.append(_named(name.strip(), arguments))
         else:
             calls.append(_call(name.strip(), _loads(args) if args else {}))
     return calls, outside
@@ -374,32 +389,55 @@ def _embedded_json(text: str, tries: int = 8) -> list[ToolCall]:
 # ------------------------------------------------------------------------------------------ JSON shapes
 
 
-def _loads(text: str) -> Any:
-    """JSON, or lenient JSON (single quotes, trailing commas, True/False/None) read as Python literals."""
+def _loads(text: str, calls: bool = False) -> Any:
+    """JSON, or lenient JSON (single quotes, trailing commas, True/False/None) read as Python literals.
+    `calls`: the text holds the calls themselves, so a list past MAX_CALLS is refused before any walk."""
     try:
         value = json.loads(text)
-        return _jsonable(value, 0) if _may_need_cleaning(text) else value
+        if calls and isinstance(value, list) and len(value) > MAX_CALLS:
+            raise _ParseFailure(f"Expected at most {MAX_CALLS} tool calls in one action, got {len(value)}.")
+        return _jsonable(value, 0) if _may_need_cleaning(text, value) else value
     except json.JSONDecodeError as exc:
         error = f"Could not read the tool call as JSON: {exc.msg} at position {exc.pos}."
     except ValueError as exc:  # e.g. an integer literal over Python's 4,300-digit limit
         raise _ParseFailure(f"Could not read the tool call as JSON: {str(exc)[:120]}") from None
+    _check_python_shape(text.strip())
     try:
         return _literal(ast.parse(text.strip(), mode="eval").body)
     except (SyntaxError, ValueError, _ParseFailure):
         raise _ParseFailure(error) from None
 
 
-def _may_need_cleaning(json_text: str) -> bool:
-    """Whether decoded JSON could hold a lone surrogate (only a \\u escape makes one), an integer over
-    MAX_INT_BITS (78+ digits) or nesting past MAX_DEPTH; three C-speed scans spare the walk on ordinary calls."""
-    return ("\\u" in json_text or json_text.count("{") + json_text.count("[") > MAX_DEPTH
-            or _LONG_DIGITS.search(json_text) is not None)
+def _may_need_cleaning(json_text: str, value: Any) -> bool:
+    """Whether decoded JSON could hold a lone surrogate, an integer over MAX_INT_BITS (78+ digits) or nesting
+    past MAX_DEPTH; C-speed checks spare the Python walk (~3 µs a value) on everything else."""
+    if _LONG_DIGITS.search(json_text) is not None:
+        return True
+    if "\\u" in json_text:  # only a \\u escape makes a lone surrogate
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+    return json_text.count("{") + json_text.count("[") > MAX_DEPTH and _deeper_than(json_text, MAX_DEPTH)
+
+
+def _deeper_than(json_text: str, limit: int) -> bool:
+    """Whether JSON brackets nest more than `limit` deep: strings dropped, then the innermost pairs peeled
+    off one level a pass (at most limit + 1 passes, each a C-speed regex)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", json_text))
+    for _ in range(limit + 1):
+        if not brackets:
+            return False
+        brackets, peeled = _INNERMOST.subn("", brackets)
+        if not peeled:
+            return True  # unbalanced: let the walk decide
+    return bool(brackets)
 
 
 def _from_json_values(text: str) -> list[ToolCall]:
     """One JSON value, or several one after another (`{..}\\n{..}`, `{..}; {..}`)."""
     try:
-        return _from_json(_loads(text))
+        return _from_json(_loads(text, calls=True))
     except _ParseFailure as first:
         decoder, i, n, calls = json.JSONDecoder(), 0, len(text), []
         while i < n:
@@ -412,6 +450,8 @@ def _from_json_values(text: str) -> list[ToolCall]:
             except ValueError:
                 raise first from None
             calls += _from_json(_jsonable(obj, 0))
+            if len(calls) > MAX_CALLS:
+                raise _ParseFailure(f"Expected at most {MAX_CALLS} tool calls in one action, got more.") from None
         if not calls:
             raise
         return calls
@@ -421,6 +461,8 @@ def _from_json(obj: Any) -> list[ToolCall]:
     if isinstance(obj, list):
         if not obj:
             raise _ParseFailure("Expected at least one tool call, got an empty list.")
+        if len(obj) > MAX_CALLS:
+            raise _ParseFailure(f"Expected at most {MAX_CALLS} tool calls in one action, got {len(obj)}.")
         return [c for item in obj for c in _from_json(item)]
     if not isinstance(obj, dict):
         raise _ParseFailure(f"Expected a JSON object with 'name' and 'arguments', got {type(obj).__name__}.")
@@ -447,7 +489,11 @@ def _call(name: str, arguments: Any) -> ToolCall:
         arguments = {}
     if not isinstance(arguments, dict):
         raise _ParseFailure(f'Expected "arguments" to be an object, got {_kind(arguments)}.')
-    return ToolCall(name=_tool_name(name), arguments=arguments)
+    return _named(name, arguments)
+
+
+def _named(name: str, arguments: dict, args: tuple = ()) -> ToolCall:
+    return ToolCall(name=_tool_name(name), arguments=arguments, args=args, written_as=name)
 
 
 def _tool_name(name: str) -> str:
@@ -489,7 +535,34 @@ def _kind(value: Any) -> str:
 # ------------------------------------------------------------------------------------------ Python calls
 
 
+def _check_python_shape(text: str) -> None:
+    """Refuse Python source past the call, nesting or value caps before `ast` builds a tree for it (one scan,
+    stopped at the first cap passed). Calls are the `(` opened at the top level, or inside an outer `[...]`."""
+    top = 1 if text[:1] == "[" else 0
+    depth = calls = values = 0
+    for match in _PY_SHAPE.finditer(text):
+        token = match.group()
+        if token in "([{":
+            if token == "(" and depth == top:
+                calls += 1
+                if calls > MAX_CALLS:
+                    raise _ParseFailure(f"Expected at most {MAX_CALLS} tool calls in one action, got more.")
+            depth += 1
+            if depth > MAX_DEPTH + 2:  # the call's own '(' and an outer list add two levels
+                raise _ParseFailure(f"Argument values are nested more than {MAX_DEPTH} levels deep.")
+        elif token in ")]}":
+            depth = max(depth - 1, 0)
+            continue
+        elif token != ",":
+            continue  # a string: one value however long, counted by the comma or bracket before it
+        values += 1  # every value but the first in a container follows a comma; each container opens once
+        if values > MAX_PYTHON_VALUES:
+            raise _ParseFailure(f"Expected at most {MAX_PYTHON_VALUES:,} values in a call written as Python or lenient JSON, "
+                                "got more. Send large data as strict JSON or in several calls.")
+
+
 def _from_python(text: str) -> list[ToolCall]:
+    _check_python_shape(text.strip())
     try:
         tree = ast.parse(text.strip(), mode="eval")
         nodes = tree.body.elts if isinstance(tree.body, (ast.List, ast.Tuple)) else [tree.body]
@@ -519,7 +592,7 @@ def _call_from_node(node: ast.AST) -> ToolCall:
         if kw.arg is None:
             raise _ParseFailure("'**' arguments are not supported in a tool call.")
         arguments[kw.arg] = _literal(kw.value)
-    return ToolCall(name=_tool_name(name), arguments=arguments, args=args)
+    return _named(name, arguments, args)
 
 
 def _dotted_name(node: ast.AST) -> str:
@@ -535,6 +608,9 @@ def _literal(node: ast.AST, depth: int = 0) -> Any:
         raise _ParseFailure(f"Argument values are nested more than {MAX_DEPTH} levels deep.")
     if isinstance(node, ast.Name) and node.id in _JSON_LITERALS:
         return _JSON_LITERALS[node.id]
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)) and not isinstance(node.value, bool):
+        value = node.value  # the common case, without literal_eval's per-node cost
+        return value if isinstance(value, float) else _jsonable(value, depth)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return [_literal(e, depth + 1) for e in node.elts]
     if isinstance(node, ast.Dict):

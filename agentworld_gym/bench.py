@@ -1,7 +1,7 @@
 """Benchmark suites: `agentworld bench --suite heldout|bfcl|tau2|all --policy SPEC [--runs N]`.
 
 * ``heldout`` - frozen task files under benchmarks/suites/heldout/<theme>.jsonl (themes the trainer
-  never trains on; several per L1 category; difficulties 1-3).
+  never trains on; three per L1 category, one task per level 1-5).
 * ``bfcl`` - the Berkeley Function-Calling Leaderboard from the `bfcl-eval` package, any category it
   ships (`--categories`, default every single-turn one), graded by BFCL's AST rules
   (agentworld_gym.bfcl).
@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .checks import write_text_atomic
 from .errors import ConfigError
 
 SUITES = ("heldout", "bfcl", "tau2")
@@ -119,24 +120,44 @@ def diff_interval(s1: int, n1: int, s2: int, n2: int) -> tuple[float, float, flo
 
 
 def stratified_sample(items: list, strata: Callable[[Any], tuple], k: int | None, seed: int) -> list:
-    """k items spread evenly over the strata: round-robin over the first key (categories), within each
-    over the next (levels), each group shuffled with `seed`; all items (in order) when k is None or
-    not smaller than the suite."""
+    """k items spread evenly over the strata at every k: all items (in order) when k is None or not
+    smaller than the suite.
+
+    Each cell (one value of every key, e.g. a category and a level) is shuffled with `seed`. A pick takes
+    the next item of the cell used least so far, and among those the cell whose keys are used least
+    (compared by their most used key, then the next), so at every k the levels stay within one task of each
+    other and the categories within two: k=10 over 20 categories and 5 levels is 2 tasks a level in 10
+    categories. Once every cell has given one item the set is one per cell (k=100 on the held-out suite)."""
     if k is None or k >= len(items):
         return list(items)
     rng = np.random.default_rng(seed)
 
-    def spread(group: list, depth: int) -> list:
-        if not group or depth == len(strata(group[0])):
-            return [group[i] for i in rng.permutation(len(group))]
+    def cells(group: list, keys: tuple) -> list[tuple[tuple, list]]:
+        """(keys, shuffled items) of every cell under `group`, in a seeded order."""
+        if not group or len(keys) == len(strata(group[0])):
+            return [(keys, [group[i] for i in rng.permutation(len(group))])]
         by_key: dict[str, list] = defaultdict(list)
         for x in group:
-            by_key[str(strata(x)[depth])].append(x)
-        queues = [spread(by_key[key], depth + 1) for key in sorted(by_key)]
-        queues = [queues[i] for i in rng.permutation(len(queues))]
-        return [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
+            by_key[str(strata(x)[len(keys)])].append(x)
+        parts = [cells(by_key[key], (*keys, key)) for key in sorted(by_key)]
+        return [cell for i in rng.permutation(len(parts)) for cell in parts[i]]
 
-    return spread(list(items), 0)[:k]
+    queues = cells(list(items), ())
+    taken = [0] * len(queues)
+    key_uses: dict[tuple[int, str], int] = defaultdict(int)
+
+    def load(i: int) -> tuple:
+        uses = sorted((key_uses[d, key] for d, key in enumerate(queues[i][0])), reverse=True)
+        return (taken[i], uses, i)
+
+    picked = []
+    while len(picked) < k:
+        i = min((i for i, (_, q) in enumerate(queues) if taken[i] < len(q)), key=load)
+        picked.append(queues[i][1][taken[i]])
+        taken[i] += 1
+        for d, key in enumerate(queues[i][0]):
+            key_uses[d, key] += 1
+    return picked
 
 
 def _progress(iterable, desc: str, total: int | None = None):
@@ -305,19 +326,7 @@ def _bfcl_replies(items: list[dict], policy_spec: str, policy, seed: int) -> lis
     from .policies import make_policy
 
     p = make_policy(policy_spec, seed=seed)
-    return [p.act("", {"messages": bfcl.messages(x), "tools": _as_tools(x["functions"])}) for x in _progress(items, "bfcl")]
-
-
-def _as_tools(functions: list[dict]) -> list[dict]:
-    """BFCL docs ("dict", Python type names) as OpenAI tool schemas (for policies that sample calls)."""
-    names = {"dict": "object", "float": "number", "tuple": "array"}
-    tools = []
-    for f in functions:
-        params = f.get("parameters", {})
-        props = {k: {**v, "type": names.get(v.get("type", "string"), v.get("type", "string"))} for k, v in params.get("properties", {}).items()}
-        tools.append({"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
-                                                         "parameters": {"type": "object", "properties": props, "required": params.get("required", [])}}})
-    return tools
+    return [p.act("", {"messages": bfcl.messages(x), "tools": bfcl.as_tools(x["functions"])}) for x in _progress(items, "bfcl")]
 
 
 def bfcl_suite(episodes: int | None = None, seed: int = 0, path: str | Path | None = None,
@@ -535,8 +544,8 @@ def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int
         results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded)
         save_result(results[suite], out / suite)
     summary = {s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}
-    (out / "summary.json").write_text(json.dumps({"policy": policy, "runs": runs, "seed": seed, "suites": summary}, indent=1))
-    (out / "index.html").write_text(html_summary(results), encoding="utf-8")
+    write_text_atomic(out / "summary.json", json.dumps({"policy": policy, "runs": runs, "seed": seed, "suites": summary}, indent=1))
+    write_text_atomic(out / "index.html", html_summary(results))
     return results
 
 
@@ -604,8 +613,8 @@ def save_result(result: dict, out: str | Path) -> dict[str, str]:
     """out.json, out.md and out.png next to each other (out is a path without suffix)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1, default=str))
-    out.with_suffix(".md").write_text(markdown_table(result))
+    write_text_atomic(out.with_suffix(".json"), json.dumps(result, indent=1, default=str))
+    write_text_atomic(out.with_suffix(".md"), markdown_table(result))
     png = plot_result(result, out.with_suffix(".png"))
     return {"json": str(out.with_suffix(".json")), "md": str(out.with_suffix(".md")), "png": str(png) if png else ""}
 

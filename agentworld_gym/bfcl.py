@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -292,16 +292,31 @@ def grade_decoded(calls: list[dict], item: dict) -> bool:
     return call_ok(calls[0], fns[0], gt[0], lang)
 
 
-def decode(text: str) -> list[dict]:
-    """A reply's calls as [{name: {param: value}}] (this project's parser: JSON, Python calls, ...)."""
+def decode(text: str, names: Collection[str] = ()) -> list[dict]:
+    """A reply's calls as [{name: {param: value}}] (this project's parser: JSON, Python calls, ...).
+
+    The parser drops a `functions.` prefix (gpt-oss, Kimi write one before every name); a name the item's
+    functions carry with that prefix (`functions.intersect`) keeps it, as written."""
     from .actions import parse_action
 
-    return [{c.name: dict(c.arguments)} for c in parse_action(text).calls]
+    return [{c.written_as if c.written_as in names else c.name: dict(c.arguments)} for c in parse_action(text).calls]
+
+
+def as_tools(functions: list[dict]) -> list[dict]:
+    """BFCL docs ("dict", Python type names) as OpenAI tool schemas (for policies that sample calls)."""
+    names = {"dict": "object", "float": "number", "tuple": "array"}
+    tools = []
+    for f in functions:
+        params = f.get("parameters", {})
+        props = {k: {**v, "type": names.get(v.get("type", "string"), v.get("type", "string"))} for k, v in params.get("properties", {}).items()}
+        tools.append({"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
+                                                         "parameters": {"type": "object", "properties": props, "required": params.get("required", [])}}})
+    return tools
 
 
 def score_bfcl(text: str, item: dict) -> bool:
     try:
-        return grade_decoded(decode(text), item)
+        return grade_decoded(decode(text, {f.get("name") for f in item["functions"]}), item)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return False  # a doc or value shape the rules cannot apply to: not a pass
 

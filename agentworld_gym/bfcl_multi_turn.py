@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .bfcl import BadItem, _read_jsonl, bfcl_dir
+from .bfcl import BadItem, _read_jsonl, as_tools, bfcl_dir
 
 PREFIX = "multi_turn_"
 MAX_STEPS = 10  # policy replies per user turn before the turn is cut
@@ -109,8 +109,6 @@ def gold_turn_calls(item: dict, turn: int) -> list[tuple[str, dict, tuple]]:
 
 def play(item: dict, act) -> dict:
     """One episode: `act(messages, tools) -> reply text`. Returns per-turn calls and the verdict."""
-    from .bench import _as_tools
-
     world, gold = World(item), World(item)
     functions = list(item["functions"])
     messages: list[dict] = [{"role": "system", "content": system_prompt(functions)}]
@@ -124,7 +122,7 @@ def play(item: dict, act) -> dict:
         messages += [m for m in turn if m.get("role") != "system"]
         made: list[str] = []
         for _ in range(MAX_STEPS):
-            reply = act(messages, _as_tools(functions))
+            reply = act(messages, as_tools(functions))
             calls = _parse(reply)
             messages.append({"role": "assistant", "content": reply})
             if not calls:

@@ -15,6 +15,7 @@ import sys
 import gymnasium as gym
 
 from . import envs
+from .checks import check_values
 from .errors import AgentWorldError
 from .policies.llm import DTYPES
 
@@ -91,9 +92,9 @@ def cmd_bench(args) -> int:
 
         return cmd_suite(args)
     if args.env is None:
-        raise AgentWorldError("Expected --env ENV_ID (e.g. AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
+        raise AgentWorldError("Expected --env THEME (e.g. finance or AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
     episodes = args.episodes if args.episodes is not None else 20
-    summary = bench_env(args.env, args.policy, episodes, args.seed, nulls=not args.no_nulls, device=args.device, dtype=args.dtype,
+    summary = bench_env(envs.registry.gym_id(args.env), args.policy, episodes, args.seed, nulls=not args.no_nulls, device=args.device, dtype=args.dtype,
                         difficulty=args.difficulty)
     if args.json:
         print(json.dumps(summary))
@@ -141,6 +142,9 @@ def cmd_demo(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentworld", description="Agent-World tool-use environments for Gymnasium.")
     parser.add_argument("--debug", action="store_true", help="show the full traceback on errors (anywhere on the line; or AGENTWORLD_DEBUG=1)")
+    parser.add_argument("--pool", action="append", metavar="DIR",
+                        help="register the themes `agentworld discover --out DIR` kept, for any subcommand (anywhere on the line, "
+                             "repeatable; or AGENTWORLD_POOL=DIR[:DIR...]); their names start with 'local.'")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list the registered environments")
@@ -149,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("play", help="play episodes yourself in the terminal (/help inside)")
-    p.add_argument("theme", help="a theme (finance) or env id (AgentWorld/finance-v0); `agentworld list` shows them")
+    p.add_argument("theme", help="a theme (finance) or env id (AgentWorld/finance-v0, tau2-mock, release-<id>); `agentworld list` shows them")
     p.add_argument("--difficulty", type=int, default=1, help="task difficulty 1-5 (default: %(default)s)")
     p.add_argument("--task-kind", default="graph", choices=("graph", "programmatic", "mixed", "rules"), help="how tasks are synthesized (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first episode; /reset moves to the next (default: %(default)s)")
@@ -166,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="evaluate a policy on an env or a benchmark suite",
                        description="Evaluate a policy on one env (--env) or a suite (--suite). Suite scores carry n, "
                                    "mean +- std over --runs, a 95%% interval and the best null baseline on the same items.")
-    p.add_argument("--env", help="env id to run, e.g. AgentWorld/finance-v0 (default: none; give --env or --suite)")
+    p.add_argument("--env", help="theme or env to run, e.g. finance or AgentWorld/finance-v0 (default: none; give --env or --suite)")
     p.add_argument("--suite", choices=("heldout", "bfcl", "tau2", "all"),
                    help="a benchmark suite instead of one env; 'all' runs every suite into one --out folder with an HTML summary "
                         "(default: none)")
@@ -224,8 +228,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # --debug is accepted anywhere on the line (and as AGENTWORLD_DEBUG=1): a traceback instead of one line
     debug = "--debug" in argv or os.environ.get("AGENTWORLD_DEBUG", "") not in ("", "0")
-    args = build_parser().parse_args([a for a in argv if a != "--debug"])
+    argv, pools = pool_options([a for a in argv if a != "--debug"])
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        check_values(vars(args), getattr(args, "train_command", None) or args.command, option_labels(parser, args))  # before any work
+        from .discovery.load import load_pool
+
+        for folder in pools:  # discovered themes, named like any other theme in every subcommand
+            load_pool(folder)
         return args.func(args) or 0
     except KeyboardInterrupt:
         print("agentworld: interrupted", file=sys.stderr)
@@ -235,6 +246,31 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"agentworld: error: {one_line_error(exc)}", file=sys.stderr)
         return 2 if isinstance(exc, (AgentWorldError, gym.error.Error)) else 1
+
+
+def option_labels(parser: argparse.ArgumentParser, args) -> dict[str, str]:
+    """dest -> the option string the user typed it with (the longest: --difficulty, not -d), for the command run."""
+    path = [args.command] + ([args.train_command] if getattr(args, "train_command", None) else [])
+    for each in all_parsers(parser):
+        if each.prog.split()[1:] == path:
+            return {a.dest: max(a.option_strings, key=len) if a.option_strings else a.dest for a in each._actions}
+    return {}
+
+
+def pool_options(argv: list[str]) -> tuple[list[str], list[str]]:
+    """`--pool DIR` / `--pool=DIR` taken from anywhere on the line (like --debug), plus $AGENTWORLD_POOL's folders."""
+    rest, pools = [], [p for p in os.environ.get("AGENTWORLD_POOL", "").split(os.pathsep) if p]
+    items = iter(argv)
+    for arg in items:
+        if arg == "--pool":
+            pools.append(next(items, ""))
+        elif arg.startswith("--pool="):
+            pools.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    if "" in pools:
+        raise SystemExit("agentworld: error: --pool needs a folder written by `agentworld discover --out DIR`")
+    return rest, pools
 
 
 def one_line_error(exc: BaseException) -> str:

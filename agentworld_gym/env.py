@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import numbers
 import reprlib
+import sqlite3
 import sys
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,13 +20,15 @@ import gymnasium as gym
 
 from .actions import ParsedAction, clean_text, parse_action
 from .backend import Backend
-from .errors import ConfigError, ResetNeededError, TaskError, check_choice, check_unknown_kwargs
+from .errors import ConfigError, ResetNeededError, SnapshotError, TaskError, check_choice, check_unknown_kwargs
 from .spaces import TextSpace, ToolCallSpace
 from .tasks import Task, Verification, load_tasks, verify
 from .theme import TOOLS_HEADER, Theme
+from .world import _MAGIC as SQLITE_HEADER
 from .world import open_copy, state_hash
 
 MAX_ECHO = 4_000  # characters of an action or tool result kept in the transcript
+MAX_WINDOW = 200_000  # characters of the latest turns the text observation shows (the opening is always kept)
 SYNTHESIS_SEEDS = 4  # seeds a reset tries before it reports that the theme makes no valid task
 REPEAT_DRAWS = 8  # seeds a reset skips whose task this env already gave since its last seeding (per-theme dedupe)
 REWARD_MODES = ("binary", "partial")
@@ -45,6 +49,36 @@ def _action_text(action: Any) -> str:
         return f"<{type(action).__name__} object>"
 
 
+class Transcript:
+    """The episode as text: the opening (system prompt and request) kept whole, then the latest parts up to
+    `window` characters, older ones dropped with a note saying how much. Kept as parts, so adding one costs
+    its own length and reading costs at most the window: a step's cost does not grow with the episode.
+    info["messages"] always holds the whole dialogue."""
+
+    def __init__(self, opening: str, window: int | None = None):
+        self.opening, self.window = opening, MAX_WINDOW if window is None else window
+        self.parts: deque[str] = deque()
+        self.size = 0  # characters in `parts`
+        self.dropped = 0  # characters dropped from the front
+        self._text: str | None = opening
+
+    def add(self, part: str) -> None:
+        self.parts.append(part)
+        self.size += len(part)
+        while self.size > self.window and len(self.parts) > 1:
+            old = self.parts.popleft()
+            self.size -= len(old)
+            self.dropped += len(old)
+        self._text = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            note = f"\n[... {self.dropped:,} characters of earlier turns not shown; info['messages'] holds them]\n" if self.dropped else ""
+            self._text = "".join((self.opening, note, *self.parts))
+        return self._text
+
+
 class AgentWorldEnv(gym.Env[str, str]):
     """A tool-use episode in one theme's world.
 
@@ -57,7 +91,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         max_turns: steps before the episode is truncated.
         reward_mode: "binary" (1 when every check passes) or "partial" (1 when every check passes, else
             the share of checks no guess can pass: a requested change of the world; see `Verification.fraction`).
-        db_seed, scale: which world to build.
+        db_seed: which world to build (the seed of its fake data).
+        scale: how many rows the world holds, as a multiple of the theme's own sizes.
         render_mode: "ansi" or "human".
         tools_in_prompt: False (default): info["messages"] opens with the theme's instructions only, for
             `apply_chat_template(messages, tools=info["tools"])`; True: its system message also lists every
@@ -110,10 +145,16 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.conn = None
         self.task: Task | None = None
         self._done = True
+        self._template_schema: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, dict):
+            raise ConfigError(f"Expected options to be a dict such as {{'task': task}} or {{'difficulty': 3}}, got {type(options).__name__}.")
+        # other keys are left alone: wrappers and PettingZoo's API test pass options of their own
+        if options and "difficulty" in options:
+            check_env_args({"difficulty": options["difficulty"]})
         if seed is not None:  # a seeded reset starts a fresh sequence: reset(seed=s) always gives the same task
             self._issued.clear()
         options = options or {}
@@ -133,8 +174,8 @@ class AgentWorldEnv(gym.Env[str, str]):
             {"role": "system", "content": self.theme.system_prompt if self.tools_in_prompt else instructions_of(self.theme)},
             {"role": "user", "content": self.task.instruction},
         ]
-        self._transcript = f"[system]\n{self.theme.system_prompt}\n\n[user]\n{self.task.instruction}\n"
-        return self._transcript, self._info()
+        self._transcript = Transcript(f"[system]\n{self.theme.system_prompt}\n\n[user]\n{self.task.instruction}\n")
+        return self._transcript.text, self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
         if self._done:
@@ -150,18 +191,20 @@ class AgentWorldEnv(gym.Env[str, str]):
             # Hash the gold tables only when the task changes them, and other tables only when written to (ms each).
             final = self.state_hash(self.task.state_tables or None) if self.task.state_hash is not None else None
             self.verification = verify(self.task, self.submitted, final, self._untouched())
+            if hasattr(self.backend, "grade"):  # a backend whose tasks carry checks of their own (release success criteria)
+                self.verification = self.backend.grade(self.task, self.verification)
             reward = float(self.verification.passed) if self.reward_mode == "binary" else self.verification.fraction
         if self.render_mode == "human":
             self.render()
-        return self._transcript, reward, terminated, truncated, self._info()
+        return self._transcript.text, reward, terminated, truncated, self._info()
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
-            return self._transcript
+            return self._transcript.text
         if self.render_mode == "human":
             # The console may not take every character an agent typed: replace what it cannot encode.
             encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-            print(self._transcript.encode(encoding, "replace").decode(encoding, "replace"))
+            print(self._transcript.text.encode(encoding, "replace").decode(encoding, "replace"))
         return None
 
     def close(self) -> None:
@@ -183,10 +226,51 @@ class AgentWorldEnv(gym.Env[str, str]):
         return self._require_conn().serialize()
 
     def restore(self, blob: bytes) -> None:
+        """Make `blob` (from `snapshot()` of an env of the same theme) the episode database. Anything else
+        (not bytes, not a database, a damaged one, another theme's) raises a SnapshotError and changes nothing."""
+        conn = self._check_snapshot(blob)
         self._close_conn()
-        self.conn = open_copy(blob)
+        self.conn = conn
         self.db = self.theme.db(self.conn)
         self._watch_writes(restored=True)
+
+    def _check_snapshot(self, blob) -> Any:
+        if self.backend is not None:
+            raise SnapshotError(f"Expected a theme world to restore into, got the external backend {self.backend.id!r}, whose state lives outside the env.")
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            raise SnapshotError(f"Expected the bytes env.snapshot() returned, got {type(blob).__name__}.")
+        blob = bytes(blob)
+        if not blob.startswith(SQLITE_HEADER) or len(blob) < 512:
+            raise SnapshotError(f"Expected the bytes env.snapshot() returned (a SQLite database), got {len(blob):,} bytes "
+                                f"starting {blob[:16]!r}. Pass what snapshot() gave you, unchanged.")
+        expected = self._schema()
+        conn = None
+        try:
+            conn = open_copy(blob)
+            schema = _schema_of(conn)
+            damage = conn.execute("PRAGMA quick_check").fetchone()[0]
+        except (sqlite3.DatabaseError, MemoryError) as exc:
+            if conn is not None:
+                conn.close()
+            raise SnapshotError(f"Expected a readable snapshot, got a damaged database ({exc}). Take a new one with env.snapshot().") from None
+        if schema != expected:
+            conn.close()
+            raise SnapshotError(f"Expected a snapshot of theme {self.theme.id!r} (tables {sorted(expected)}), got one with tables "
+                                f"{sorted(schema)}. Restore it into an env of the theme it came from.")
+        if damage != "ok":
+            conn.close()
+            raise SnapshotError(f"Expected a readable snapshot, got a damaged database ({damage}). Take a new one with env.snapshot().")
+        return conn
+
+    def _schema(self) -> dict[str, str]:
+        """The theme world's tables and their CREATE statements (read once)."""
+        if self._template_schema is None:
+            conn = open_copy(self.theme.world(self.db_seed, self.scale).template)
+            try:
+                self._template_schema = _schema_of(conn)
+            finally:
+                conn.close()
+        return self._template_schema
 
     def state_hash(self, tables: Sequence[str] | None = None) -> str:
         if self.backend is not None:
@@ -204,7 +288,7 @@ class AgentWorldEnv(gym.Env[str, str]):
                 for i, c in enumerate(calls)
             ]
         self.messages.append(message)
-        self._transcript += f"\n[assistant]\n{_clip(text)}\n"
+        self._transcript.add(f"\n[assistant]\n{_clip(text)}\n")
         if parsed.error is not None:
             self._observe(f"Error: could not read your tool call: {parsed.error} "
                           'Use {"name": "<tool>", "arguments": {...}}.', name="parser")
@@ -225,12 +309,11 @@ class AgentWorldEnv(gym.Env[str, str]):
     def _observe(self, content: str, name: str, call_id: str | None = None) -> None:
         content = _clip(content)
         self.messages.append({"role": "tool", "tool_call_id": call_id or f"call_{self.turn}_error", "name": name, "content": content})
-        self._transcript += f"\n[tool {name}]\n{content}\n"
+        self._transcript.add(f"\n[tool {name}]\n{content}\n")
 
     def _choose_task(self, options: dict) -> Task:
         if "task" in options:
-            task = options["task"]
-            return task if isinstance(task, Task) else Task.from_dict(task)
+            return self._check_task(options["task"])
         if self.tasks:
             return self.tasks[int(self.np_random.integers(len(self.tasks)))]
         from .synthesis import synthesize_task, task_key
@@ -258,6 +341,26 @@ class AgentWorldEnv(gym.Env[str, str]):
                 self._issued.clear()  # memory stays bounded on endless training runs
             self._issued.add(key)
             return task
+
+    def _check_task(self, task) -> Task:
+        """A task given to reset(): a Task (or its dict) of this env's theme whose tables the world has."""
+        if isinstance(task, dict):
+            try:
+                task = Task.from_dict(task)
+            except TypeError as exc:
+                raise TaskError(f"Expected a task dict as Task.to_dict() writes it, got one that does not fit: {exc}.") from None
+        if not isinstance(task, Task):
+            raise TaskError(f"Expected options['task'] to be a Task or its dict, got {type(task).__name__}.")
+        if task.theme != self.theme.id:
+            raise TaskError(f"Expected a task of theme {self.theme.id!r}, got one of {task.theme!r} ({task.id!r}). "
+                            "Reset an env of that theme with it.")
+        if not (isinstance(task.db_seed, numbers.Integral) and not isinstance(task.db_seed, bool)):
+            raise TaskError(f"Expected the task's db_seed to be an int, got {task.db_seed!r}.")
+        if self.backend is None:
+            unknown = set(task.state_tables) - {t.name for t in self.theme.spec.tables}
+            if unknown:
+                raise TaskError(f"Expected the task's state_tables among theme {self.theme.id!r}'s tables, got {sorted(unknown)}.")
+        return task
 
     def _info(self) -> dict:
         info = {
@@ -333,6 +436,8 @@ def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted:
     for name in ("difficulty", "max_turns", "db_seed"):
         if name in args and not (isinstance(args[name], numbers.Integral) and not isinstance(args[name], bool)):
             raise ConfigError(f"Expected {name} to be an int, got {args[name]!r} ({type(args[name]).__name__}).")
+    if "db_seed" in args and args["db_seed"] < 0:
+        raise ConfigError(f"Expected db_seed >= 0, got {args['db_seed']!r}.")
     if "difficulty" in args and args["difficulty"] not in range(1, 6):
         raise ConfigError(f"Expected difficulty in 1-5, got {args['difficulty']!r}.")
     if "max_turns" in args and args["max_turns"] < 1:
@@ -347,6 +452,11 @@ def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted:
         check_choice("reward_mode", args["reward_mode"], REWARD_MODES)
     if "render_mode" in args:
         check_choice("render_mode", args["render_mode"], (None, *AgentWorldEnv.metadata["render_modes"]))
+
+
+def _schema_of(conn) -> dict[str, str]:
+    """table name -> its CREATE statement: what a snapshot of a theme's world must have."""
+    return dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall())
 
 
 def instructions_of(theme) -> str:

@@ -37,6 +37,10 @@ class MissingFileError(ConfigError, FileNotFoundError):
         return str(self.args[0]) if self.args else ""
 
 
+class SnapshotError(ConfigError):
+    """Bytes given to `restore()` that are not a snapshot of this env's theme (or not a readable database)."""
+
+
 class ResetNeededError(AgentWorldError, RuntimeError):
     """`step()` called before `reset()` or after the episode ended."""
 

@@ -292,7 +292,7 @@ def setup_readline(session: PlaySession):
 
 def run(args) -> int:
     colour = use_colour(args.color)
-    session = PlaySession(envs.env_id(args.theme) if "/" not in args.theme else args.theme, args.seed, colour,
+    session = PlaySession(envs.registry.gym_id(args.theme), args.seed, colour,
                           difficulty=args.difficulty, max_turns=args.max_turns, task_kind=args.task_kind)
     rl = setup_readline(session) if sys.stdin.isatty() else None
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from .actions import ToolCall
-from .errors import MissingFileError, TaskError
-
-ANSWER_TYPES = ("number", "text", "set", "bool", "facts", "none")  # facts: every listed fact appears in the answer
+from .errors import MissingFileError, TaskError, did_you_mean
+from .grading import ANSWER_TYPES, MAX_ANSWER_SIZE, _text, answer_type_of, answers_match, reply_claim  # noqa: F401  (re-exported)
+from .grading import _as_number as _number  # noqa: F401  (re-exported: synthesis keys answers with it)
 
 
 @dataclass(frozen=True)
@@ -40,6 +39,11 @@ class Task:
     program: str | None = None  # programmatic tasks: the Python source that produced `solution`
     features: dict = field(default_factory=dict, hash=False, compare=False)
     tolerance: float = 0.01
+
+    def __post_init__(self):
+        if self.answer_type not in ANSWER_TYPES:
+            raise TaskError(f"Expected answer_type in {ANSWER_TYPES}, got {self.answer_type!r}.{did_you_mean(str(self.answer_type), ANSWER_TYPES)} "
+                            "Fix it, or leave it out of the task file to infer it from the answer.")
 
     @property
     def gold_calls(self) -> list[ToolCall]:
@@ -62,8 +66,8 @@ class Task:
         d.setdefault("difficulty", 1)
         d["solution"] = tuple(d["solution"])
         d["state_tables"] = tuple(d.get("state_tables") or ())
-        if d.get("answer_type", "none") not in ANSWER_TYPES:
-            raise TaskError(f"Expected answer_type in {ANSWER_TYPES}, got {d['answer_type']!r}.")
+        if d.get("answer_type") is None:  # a task file without a type: read it off the gold answer
+            d["answer_type"] = answer_type_of(d.get("answer"))
         return cls(**d)
 
     @property
@@ -98,72 +102,37 @@ def load_tasks(path: str | Path) -> list[Task]:
                 out.append(Task.from_dict(json.loads(line)))
             except (json.JSONDecodeError, TypeError) as exc:
                 raise TaskError(f"Expected one JSON task per line in {path}, line {lineno} is not: {exc}.") from exc
+            except TaskError as exc:
+                raise TaskError(f"{path}, line {lineno}: {exc}") from None
     return out
 
 
 # --------------------------------------------------------------------------------------------
-# Answer normalisation
-
-
-# Matched only on short, stripped text (see _number), so the optional parts around the number stay cheap.
-_NUMBER = re.compile(r"[$€£]?\s*(-?\d[\d,]*(?:\.\d+)?|-?\.\d+)\s*%?\s*[A-Za-z]{0,4}\.?")
-
-
-def _number(x: Any) -> float | None:
-    if isinstance(x, bool):
-        return None
-    if isinstance(x, (int, float)):
-        try:
-            return float(x)
-        except OverflowError:  # an integer beyond float range is no answer to a numeric task
-            return None
-    if isinstance(x, str) and len(x) <= 100:  # a number is short; the bound keeps the match cheap on any text
-        m = _NUMBER.fullmatch(x.strip())
-        if m:
-            try:
-                return float(m.group(1).replace(",", ""))
-            except ValueError:
-                return None
-    return None
-
-
-def _text(x: Any) -> str:
-    return " ".join(str(x).casefold().strip().strip(".").split())
+# Answers are compared in one place, `grading`; these two helpers key answers for counting (synthesis).
 
 
 def _items(x: Any) -> list[str]:
-    if isinstance(x, (list, tuple, set)):
-        return sorted(_text(i) for i in x)
-    if isinstance(x, str):
-        # Split on the separators, then trim: a regex with \s* on both sides of them backtracks quadratically.
-        return sorted(_text(i) for i in re.split(r"[,;\n]", x.strip().strip("[]")) if i.strip())
-    return [_text(x)]
+    return sorted(_text(i) for i in (x if isinstance(x, (list, tuple, set)) else [x]))
 
 
-# An answer this long (characters, or items of a list) matches no task's answer; refusing it up front keeps
-# verification of a pathological 100,000-character answer from splitting and sorting it.
-MAX_ANSWER_SIZE = 10_000
+# A request whose wording expects some of it may not happen ("skip any that cannot be changed",
+# "if the rules do not allow that, ...") leaves a reply free to say so.
+_CONDITIONAL = re.compile(r"\b(?:skip|if|unless|otherwise|instead)\b", re.I)
 
 
-def answers_match(expected: Any, got: Any, answer_type: str, tolerance: float = 0.01) -> bool:
-    if isinstance(got, (str, list, tuple, dict)) and len(got) > MAX_ANSWER_SIZE:
-        return False
-    if answer_type == "number":
-        a, b = _number(expected), _number(got)
-        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=tolerance)  # 1e-6 of 26 million is 26: too loose
-    if answer_type == "set":
-        return _items(expected) == _items(got)
-    if answer_type == "bool":
-        yes = {"true", "yes", "1", "y"}
-        no = {"false", "no", "0", "n"}
-        g = _text(got)
-        return (g in yes and bool(expected)) or (g in no and not expected)
-    if answer_type == "text":
-        return _text(expected) == _text(got)
-    if answer_type == "facts":  # imported free-text answers: the facts the gold chain produced must all be stated
-        said = _text(" ".join(map(str, got)) if isinstance(got, (list, tuple)) else got)
-        return bool(expected) and all(_text(f) in said for f in expected)
-    return True
+def expected_outcome(task: Task) -> str | None:
+    """What the final reply should say happened: "failure" where a rule forbids the request and the
+    world must stay as it was (a refusal task), "success" where the gold changes the world and the
+    request has no condition, None where the reply's claim is not graded (an answer-only task, a
+    request with a condition, a task imported from another benchmark, which keeps that benchmark's
+    grading)."""
+    if task.kind == "imported" and task.features.get("source") != "discovery":
+        return None  # an imported benchmark (tau2, release questions) keeps its own grading; its state hash is set even when nothing changes
+    if task.state_hash is None and (task.features.get("refusal") or task.features.get("outcome") == "refused"):
+        return "failure"  # (a path task also records the refusal it works around, then makes the change)
+    if task.state_hash is not None and not _CONDITIONAL.search(task.instruction):
+        return "success"
+    return None
 
 
 @dataclass
@@ -206,9 +175,12 @@ def verify(task: Task, submitted: Any, final_state_hash: str | None, untouched: 
     """
     checks: dict[str, bool] = {}
     if task.answer_type != "none":
-        checks["answer"] = submitted is not None and answers_match(task.answer, submitted, task.answer_type, task.tolerance)
+        checks["answer"] = answers_match(task.answer, submitted, task.answer_type, task.tolerance, task.instruction)
     if task.state_hash is not None or untouched is not None:
         gold_tables = task.state_hash is None or final_state_hash == task.state_hash
         checks["state"] = gold_tables and untouched is not False
+    outcome, claim = expected_outcome(task), reply_claim(submitted, task.instruction)
+    if outcome is not None and claim is not None:  # a reply that states an outcome must state the right one
+        checks["reply"] = claim == outcome
     credited = ("state",) if task.state_hash is not None else ()
     return Verification(checks, task.answer, submitted, credited=credited)

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from .actions import ToolCall
 from .errors import ConfigError, ToolDefinitionError, did_you_mean
+from .world import sql_name
 
 log = logging.getLogger(__name__)
 
@@ -73,26 +74,26 @@ class Db:
     def get(self, table: str, key: Any, what: str | None = None) -> dict:
         """The row of `table` whose primary key is `key`, or a ToolError 'X not found'."""
         pk = self._pks.get(table) or "rowid"
-        row = self.one(f'SELECT * FROM "{table}" WHERE "{pk}" = ?', (key,))
+        row = self.one(f'SELECT * FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (key,))
         if row is None:
             raise ToolError(f"{what or table.rstrip('s').replace('_', ' ').capitalize()} {key!r} not found.")
         return row
 
     def insert(self, table: str, row: dict) -> None:
-        cols = ", ".join(f'"{c}"' for c in row)
+        cols = ", ".join(sql_name(c) for c in row)
         marks = ", ".join("?" for _ in row)
-        self.conn.execute(f'INSERT INTO "{table}" ({cols}) VALUES ({marks})', tuple(row.values()))
+        self.conn.execute(f'INSERT INTO {sql_name(table)} ({cols}) VALUES ({marks})', tuple(row.values()))
 
     def update(self, table: str, key: Any, **values: Any) -> None:
         pk = self._pks.get(table) or "rowid"
-        sets = ", ".join(f'"{c}" = ?' for c in values)
-        self.conn.execute(f'UPDATE "{table}" SET {sets} WHERE "{pk}" = ?', (*values.values(), key))
+        sets = ", ".join(f'{sql_name(c)} = ?' for c in values)
+        self.conn.execute(f'UPDATE {sql_name(table)} SET {sets} WHERE {sql_name(pk)} = ?', (*values.values(), key))
 
     def next_id(self, table: str, prefix: str, start: int = 1) -> str:
         """The next free id of the form PREFIX<number> in `table`'s primary key column."""
         pk = self._pks.get(table) or "id"
         n = self.value(
-            f'SELECT MAX(CAST(SUBSTR("{pk}", ?) AS INTEGER)) FROM "{table}" WHERE "{pk}" LIKE ?',
+            f'SELECT MAX(CAST(SUBSTR({sql_name(pk)}, ?) AS INTEGER)) FROM {sql_name(table)} WHERE {sql_name(pk)} LIKE ?',
             (len(prefix) + 1, prefix + "%"),
         )
         return f"{prefix}{max(int(n or 0) + 1, start)}"

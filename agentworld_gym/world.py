@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -26,6 +27,11 @@ import numpy as np
 from .errors import ConfigError
 
 _SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "float": "REAL"}
+
+
+def sql_name(name: str) -> str:
+    """`name` as a quoted SQL identifier: kept whole whatever it holds (slashes, spaces, quotes)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)
@@ -392,34 +398,79 @@ _MAGIC = b"SQLite format 3\x00"
 def build_template(spec: ThemeSpec, db_seed: int = 0, scale: float = 1.0) -> bytes:
     """The serialized database for (spec, db_seed, scale): from memory, disk cache, or a fresh build.
 
-    Disk writes go to a temp file and are renamed into place, so an interrupted build never leaves a
-    half-written cache entry; an unreadable entry is rebuilt.
+    A cache file is the database followed by a trailer holding its SHA-256; the hash is checked on every
+    read, and a file that fails it (truncated, edited, unreadable, or from before the trailer existed) is
+    never served: it is rebuilt with a warning. Disk writes go to a temp file renamed into place, so an
+    interrupted or racing build never leaves a half-written entry.
     """
     key = (spec.fingerprint, db_seed, scale, GENERATOR_VERSION)
     blob = _TEMPLATES.get(key)
     if blob is not None:
         return blob
+    check_scale(spec, scale)
     path = cache_dir() / "worlds" / f"{spec.id}-{spec.fingerprint}-{db_seed}-{scale:g}-g{GENERATOR_VERSION}.sqlite"
-    try:
-        blob = path.read_bytes()
-        if not blob.startswith(_MAGIC):
-            blob = None
-    except OSError:
-        blob = None
+    blob, problem = read_cached_world(path)
     if blob is None:
+        if problem is not None:
+            warnings.warn(f"World cache {path} {problem}; it is not used and is being rebuilt.", RuntimeWarning, stacklevel=2)
         conn = build_database(spec, db_seed, scale)
         blob = conn.serialize()
         conn.close()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            os.replace(tmp, path)
-        except OSError:  # a read-only cache dir only costs speed
-            pass
+        write_cached_world(path, blob)
     _TEMPLATES[key] = blob
     return blob
+
+
+MAX_TABLE_ROWS = 200_000  # rows one table may get from `scale` (a world is built in memory, ~1 KB a row)
+
+
+def check_scale(spec: ThemeSpec, scale: float) -> None:
+    """Refuse, before any work, a scale that is not a finite number > 0 or would give a table more than MAX_TABLE_ROWS."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+        raise ConfigError(f"Expected scale to be a finite number > 0, got {scale!r}.")
+    biggest = max((t.rows for t in spec.tables), default=1)
+    if biggest * scale > MAX_TABLE_ROWS:
+        raise ConfigError(f"Expected scale <= {MAX_TABLE_ROWS / biggest:g} for theme {spec.id!r} (its largest table has {biggest} rows "
+                          f"at scale 1; the limit is {MAX_TABLE_ROWS:,} rows), got {scale:g}. Use a smaller scale.")
+
+
+_TRAILER = b"\nagentworld-sha256:"  # + 64 hex digits, after the database's last page
+_TRAILER_LEN = len(_TRAILER) + 64
+
+
+def read_cached_world(path: Path) -> tuple[bytes | None, str | None]:
+    """(database, None) when `path` holds a database whose content hash matches its trailer; else (None, why)
+    (why is None when there is simply no file)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    blob, trailer = data[:-_TRAILER_LEN], data[-_TRAILER_LEN:]
+    if len(data) < _TRAILER_LEN or not trailer.startswith(_TRAILER):
+        return None, "has no content hash (truncated, or written by an older version)"
+    if hashlib.sha256(blob).hexdigest().encode() != trailer[len(_TRAILER):]:
+        return None, "does not match its content hash (damaged or edited)"
+    if not blob.startswith(_MAGIC):
+        return None, "is not a SQLite database"
+    return blob, None
+
+
+def write_cached_world(path: Path, blob: bytes) -> None:
+    """Write `blob` and its content hash to `path` atomically (a temp file renamed into place)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob + _TRAILER + hashlib.sha256(blob).hexdigest().encode())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:  # a read-only cache dir only costs speed
+        pass
 
 
 # Authorizer: tools run ordinary SQL; nothing may attach files or load extensions.
@@ -463,7 +514,7 @@ def state_hash(conn: sqlite3.Connection, tables: list[str] | tuple[str, ...] | N
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
     h = hashlib.sha256()
     for t in sorted(tables):
-        rows = sorted(json.dumps(r, default=str) for r in conn.execute(f'SELECT * FROM "{t}"'))
+        rows = sorted(json.dumps(r, default=str) for r in conn.execute(f'SELECT * FROM {sql_name(t)}'))
         h.update(t.encode())
         h.update("\n".join(rows).encode())
     return h.hexdigest()[:32]

@@ -1,19 +1,23 @@
-"""Regenerate the README's result tables (and the evolve HTML report) from the committed results.
+"""Regenerate the figures of the README and the docs pages (and the evolve HTML report) from the committed
+results and from the tool's own counts, between `<!-- NAME:start -->` and `<!-- NAME:end -->` markers.
 
     python benchmarks/readme_tables.py [--check] [--reproduce-dir DIR]
     python benchmarks/readme_tables.py --summary DIR     # only DIR/summary.md|json and the evolve report
 
-Reads benchmarks/results/suites/*_oracle.json (bench_suites.py), results/bfcl/agreement.json
-(bfcl_agreement.py) and results/tau2/<domain>.json (bench_tau2_replay.py), and rewrites the README
-between the `<!-- suite-tables:start -->` and `<!-- suite-tables:end -->` markers.
+Where each block lives (BLOCKS below):
+  README.md           pool-stats (`agentworld stats`: themes, tools, categories), suite-summary (the oracle table)
+  docs/suites.md      suite-tables: results/suites/*_oracle.json (bench_suites.py), results/bfcl/agreement.json
+                      (bfcl_agreement.py), results/tau2/<domain>.json (bench_tau2_replay.py)
+  docs/reproduction.md  reproduce-tables: --reproduce-dir (default results/reproduce_v2, written by reproduce.sh):
+                      heldout_<stage>.json or heldout_<stage>_s<seed>.json per stage (base, sft, sft_grpo;
+                      null_<policy> for reference policies; <stage>_grpo for GRPO from any SFT stage, e.g.
+                      div64e256_grpo from run_grpo.sh), and arena/evolution.json (arena_scaling.py), whose HTML
+                      report (arena/evolve_report.html) is regenerated beside it
+  docs/performance.md perf-tables: bench_env.json, fuzz_step.json, synthesis.json, bench_memory.json,
+                      mcp_latency.json, rollout_throughput_slots*.json
+  docs/training.md    ppo-table: ppo_candidates.json (ppo_candidates.py)
 
-The reproduction block (`<!-- reproduce-tables:start -->` ... `end`) comes from --reproduce-dir (default
-results/reproduce_v2, written by reproduce.sh): heldout_<stage>.json or heldout_<stage>_s<seed>.json per
-stage (base, sft, sft_grpo; null_<policy> for reference policies; <stage>_grpo for GRPO from any SFT stage, e.g.
-div64e256_grpo from run_grpo.sh), and arena/evolution.json
-(arena_scaling.py), whose HTML report (arena/evolve_report.html) is regenerated beside it.
-
---check exits 1 when the README or the report is out of date instead of writing them.
+--check exits 1 when a page or the report is out of date instead of writing them.
 """
 
 from __future__ import annotations
@@ -22,12 +26,12 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-START, END = "<!-- suite-tables:start -->", "<!-- suite-tables:end -->"
-REPRODUCE_START, REPRODUCE_END = "<!-- reproduce-tables:start -->", "<!-- reproduce-tables:end -->"
+DOCS = ROOT / "docs"
 REPRODUCE = RESULTS / "reproduce_v2"
 STAGES = {"base": "untrained", "sft": "SFT"}  # and <stage>_grpo[<steps>][_<variant>] for GRPO from any of them
 BUDGET = 64  # SFT dialogues of the diversity sweep (run_diversity.sh)
@@ -307,20 +311,90 @@ def evolve_report(folder: Path) -> tuple[Path, str] | None:
     return evo_path.parent / "evolve_report.html", html
 
 
-def render() -> str:
-    parts = [START, *suites_table(), "", *agreement_line(), "", *tau2_table(), END]
-    return "\n".join(parts)
+def pool_stats_line() -> list[str]:
+    """The registry's own counts, as `agentworld stats` prints them."""
+    from agentworld_gym.discovery.cli import pool_stats
+
+    st = pool_stats()
+    return [f"`import agentworld_gym` registers {st['themes']:,} themes with {st['tools']:,} tools over all {st['categories']} "
+            f"first-tier and {st['subcategories']} second-tier categories of the paper's taxonomy: {st['flagship']} hand-crafted "
+            f"flagships, {st['catalog']:,} catalog themes and {st['toucan']:,} themes from real Toucan MCP servers (`agentworld stats`)."]
 
 
-def replace_block(text: str, start: str, end: str, body: str) -> str:
+def _json(name: str) -> dict | None:
+    path = RESULTS / name
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def perf_table() -> list[str]:
+    """The current speed and memory figures, each beside the baseline its script measured in the same run."""
+    rows = []
+    if env := _json("bench_env.json"):
+        rows.append(f"| env step on `{env['theme']}` (parse + validate + SQL + render) | {env['steps_per_s']:,} steps/s, "
+                    f"{env['floor_ratio']}x the bare json+SQL floor ({env['floor_steps_per_s']:,}/s) | >= 10,000/s, <= 5x floor | `bench_env.py` |")
+        rows.append(f"| reset with a given task / one that synthesizes a level-1 task | {env['reset_ms']:.2f} ms / {env['reset_synthesis_ms']:.2f} ms "
+                    "| <= 1 ms / <= 5 ms | `bench_env.py` |")
+    if fz := _json("fuzz_step.json"):
+        rows.append(f"| step() contract fuzz: {fz['actions']:,} adversarial actions over {fz['flagships']} flagships + {fz['pool_themes']} pool "
+                    f"themes | {fz['exceptions']} exceptions, {fz['error_observations']:,} error observations; median step {fz['step_median_ms']} ms "
+                    "| no exception | `fuzz_step.py` |")
+    if syn := _json("synthesis.json"):
+        rows.append(f"| verified tasks/s per core ({len(syn['themes'])} flagships, levels 1-5) | {syn['tasks_per_s']:.0f}, "
+                    f"{syn['replay_tasks_per_s'] / syn['tasks_per_s']:.1f}x the time of a bare gold replay | >= 200 | `bench_synthesis.py` |")
+    if mem := _json("bench_memory.json"):
+        rows.append(f"| {mem['envs']} `{mem['theme']}` envs in one process | {mem['total_mib']:.0f} MiB ({mem['baseline_mib']:.0f} MiB before "
+                    f"the envs, {mem['per_env_mib']:.2f} MiB per env) | <= 1 GB | `bench_memory.py` |")
+    if mcp := _json("mcp_latency.json"):
+        rows.append(f"| MCP stdio tool call vs a direct call | {mcp['mcp_stdio_median_us'] / 1000:.1f} ms vs {mcp['direct_median_us']:.0f} us median "
+                    "| - | `bench_mcp_latency.py` |")
+    for name in ("rollout_throughput_slots_bf16.json", "rollout_throughput_slots.json"):
+        if ro := _json(name):
+            sp, tps = ro["speedups"]["continuous/single"], ro["modes"]
+            rows.append(f"| LLM rollouts, continuous batching vs one episode at a time ({ro['args']['episodes']} episodes, "
+                        f"{ro['args']['dtype']}, {ro['torch_threads']} thread{'s' if ro['torch_threads'] != 1 else ''}) | {sp['median']:.2f}x ({sp['min']:.2f}-{sp['max']:.2f}): "
+                        f"{tps['continuous']['tokens_per_s']['median']:.1f} vs {tps['single']['tokens_per_s']['median']:.1f} tokens/s "
+                        f"| >= 4x | `rollout_throughput.py` ({name}) |")
+    return ["| measure | result | target | script |", "|---|---|---|---|", *rows]
+
+
+def ppo_table() -> list[str]:
+    """SB3 PPO on the candidate-action adapters against a random candidate (ppo_candidates.py)."""
+    if (ppo := _json("ppo_candidates.json")) is None:
+        return []
+    from agentworld_gym.bench import wilson
+
+    a = ppo["args"]
+    n = a["eval_episodes"]
+    lines = [f"| run | env steps | PPO success (n={n}) [95%] | random candidate | PPO / random | wall s |", "|---|---:|---:|---:|---:|---:|"]
+    for r in ppo["results"]:
+        steps = a["total_timesteps"] if "pool" not in r["name"] else a["pool_timesteps"]
+        lo, hi = wilson(round(r["final_ppo"] * n), n)
+        lines.append(f"| {r['name']} | {steps:,} | {r['final_ppo']:.2f} [{lo:.2f}, {hi:.2f}] | {r['random']:.2f} | {r['ratio']:.1f}x | "
+                     f"{r['seconds']:.0f} |")
+    return [*lines, "", f"Evaluated greedily on {a['eval_episodes']} held-out tasks of difficulty {a['difficulty']} (max {a['max_turns']} turns); "
+            "learning curves in `benchmarks/results/ppo_candidates.md`."]
+
+
+# Each generated block: file, marker name, its lines.
+BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
+    (ROOT / "README.md", "pool-stats", pool_stats_line),
+    (ROOT / "README.md", "suite-summary", suites_table),
+    (DOCS / "suites.md", "suite-tables", lambda: [*suites_table(), "", *agreement_line(), "", *tau2_table()]),
+    (DOCS / "performance.md", "perf-tables", perf_table),
+    (DOCS / "training.md", "ppo-table", ppo_table),
+]
+
+
+def replace_block(text: str, name: str, lines: list[str], where: Path) -> str:
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     if start not in text or end not in text:
-        sys.exit(f"README.md has no {start} ... {end} block")
-    return text[:text.index(start)] + body + text[text.index(end) + len(end):]
+        sys.exit(f"{where.relative_to(ROOT)} has no {start} ... {end} block")
+    return text[:text.index(start)] + "\n".join([start, *lines, end]) + text[text.index(end) + len(end):]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if the README or the evolve report is out of date (default: rewrite them)")
+    ap.add_argument("--check", action="store_true", help="exit 1 if a page or the evolve report is out of date (default: rewrite them)")
     ap.add_argument("--reproduce-dir", type=Path, default=REPRODUCE, help="reproduce.sh's --out folder for the reproduction block")
     ap.add_argument("--summary", type=Path, metavar="DIR", help="write DIR/summary.md and summary.json (and the evolve report) only")
     args = ap.parse_args()
@@ -334,20 +408,26 @@ def main() -> None:
             report[0].write_text(report[1], encoding="utf-8")
         print("\n".join(lines))
         return
-    readme = ROOT / "README.md"
-    text = readme.read_text(encoding="utf-8")
     folder = args.reproduce_dir.resolve()
-    new = replace_block(text, START, END, render())
-    new = replace_block(new, REPRODUCE_START, REPRODUCE_END, "\n".join([REPRODUCE_START, *reproduce_table(folder), REPRODUCE_END]))
+    blocks = [*BLOCKS, (DOCS / "reproduction.md", "reproduce-tables", lambda: reproduce_table(folder))]
+    pages: dict[Path, tuple[str, str]] = {}  # path -> (text on disk, regenerated text)
+    for path, name, lines in blocks:
+        old, new = pages.get(path, (path.read_text(encoding="utf-8"),) * 2)
+        pages[path] = (old, replace_block(new, name, lines(), path))
+    stale = [str(p.relative_to(ROOT)) for p, (old, new) in pages.items() if old != new]
     report = evolve_report(folder)
     if args.check:
-        stale_report = report is not None and (not report[0].is_file() or report[0].read_text(encoding="utf-8") != report[1])
-        sys.exit(0 if new == text and not stale_report else 1)
-    readme.write_text(new, encoding="utf-8")
+        if report is not None and (not report[0].is_file() or report[0].read_text(encoding="utf-8") != report[1]):
+            stale.append(str(report[0].relative_to(ROOT)))
+        if stale:
+            print(f"out of date: {', '.join(stale)}; run python benchmarks/readme_tables.py", file=sys.stderr)
+        sys.exit(1 if stale else 0)
+    for path, (old, new) in pages.items():
+        if old != new:
+            path.write_text(new, encoding="utf-8")
     if report is not None:
         report[0].write_text(report[1], encoding="utf-8")
-    print(render())
-    print("\n".join(reproduce_table(folder)))
+    print(f"rewrote {', '.join(stale) or 'nothing (all current)'}")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ class PoolEnv(gym.Env[str, str]):
         themes: theme ids to pool (default: every built-in registered theme, or those of `category`; themes from
             `load_pool` only when named here).
         category: an L1 category name or slug; only its themes.
-        weights: {theme: weight} (default equal); change them while training with `set_weights`.
+        weights: {theme: weight} (default equal): draw among the named themes with these weights, the others
+            never (see `set_weights`); change them while training with `set_weights`.
         tasks: a JSONL path or a list of tasks of several themes: each theme runs its own tasks,
             and only themes with tasks are pooled.
         **env_kwargs: passed to every theme's `AgentWorldEnv` (difficulty, task_kind, max_turns, ...).
@@ -65,6 +66,9 @@ class PoolEnv(gym.Env[str, str]):
             themes = [k for k, e in registered.items() if e.source != "local" and (slug is None or category_slug(e.category) == slug)]
             if by_theme:
                 themes = [k for k in themes if k in by_theme]
+        from .registry import bare_id
+
+        themes = [bare_id(t) for t in themes]  # `finance` or `AgentWorld/finance-v0`, as in every subcommand
         unknown = [t for t in themes if t not in registered]
         if unknown:
             raise ConfigError(f"Expected registered theme ids, got {unknown[:5]}.{did_you_mean(unknown[0], registered)}")
@@ -88,10 +92,12 @@ class PoolEnv(gym.Env[str, str]):
     def weights(self) -> dict[str, float]:
         return dict(zip(self.theme_ids, self._weights.tolist(), strict=True))
 
-    def set_weights(self, weights: Mapping[str, float]) -> None:
-        """Set the draw weight of some themes (others keep theirs); a weight of 0 leaves a theme out."""
+    def set_weights(self, weights: Mapping[str, float], keep_others: bool = False) -> None:
+        """Draw among the named themes with these weights: `{"finance": 3.0, "retail": 1.0}` draws finance
+        three times as often as retail and no other theme. With `keep_others=True` the themes not named keep
+        their weights instead (`{"retail": 0.0}` then leaves one theme out of a pool that goes on as before)."""
         index = {t: i for i, t in enumerate(self.theme_ids)}
-        new = self._weights.copy()
+        new = self._weights.copy() if keep_others else np.zeros(len(self.theme_ids))
         for theme, w in weights.items():
             if theme not in index:
                 raise ConfigError(f"Expected a theme of this pool, got {theme!r}.{did_you_mean(theme, index)}")
@@ -99,7 +105,8 @@ class PoolEnv(gym.Env[str, str]):
                 raise ConfigError(f"Expected a finite weight >= 0 for {theme!r}, got {w!r}.")
             new[index[theme]] = w
         if new.sum() <= 0:
-            raise ConfigError("Expected at least one theme with a positive weight, got all zero.")
+            raise ConfigError("Expected at least one theme with a positive weight, got all zero. To leave some themes "
+                              "out of a pool that otherwise goes on as before, pass keep_others=True.")
         self._weights = new
 
     def draw_theme(self, rng: np.random.Generator) -> str:

@@ -90,14 +90,55 @@ def entries() -> list[ThemeEntry]:
     return list(_ENTRIES.values())
 
 
+def bare_id(name: str) -> str:
+    """`AgentWorld/finance-v0` or `finance-v0` -> `finance`; a name that is itself a theme id stays as it is."""
+    if name in _ENTRIES:
+        return name
+    if name.startswith(NAMESPACE + "/"):
+        name = name[len(NAMESPACE) + 1:]
+    return name if name in _ENTRIES else re.sub(r"-v\d+$", "", name)
+
+
+def _external_names() -> dict[str, str]:
+    """{bare name: gym id} of the AgentWorld envs that are not themes of this registry: pools, tau2 domains,
+    Agent-World release environments, the generic MCP env."""
+    prefix = NAMESPACE + "/"
+    return {bare_id(gid): gid for gid in gym.registry if gid.startswith(prefix) and bare_id(gid) not in _ENTRIES}
+
+
+def _unknown(name: str) -> UnknownThemeError:
+    every = [*_ENTRIES, *_external_names()]
+    return UnknownThemeError(f"Expected a registered theme (a name such as 'finance' or an id such as 'AgentWorld/finance-v0'), "
+                             f"got {name!r}.{did_you_mean(bare_id(name), every)} Run `agentworld list` to see them all; themes "
+                             "from `agentworld discover --out DIR` join every command with `--pool DIR`.")
+
+
 def get_entry(theme_id: str) -> ThemeEntry:
-    if theme_id.startswith(NAMESPACE + "/"):  # accept env ids too
-        theme_id = theme_id[len(NAMESPACE) + 1:].rsplit("-v", 1)[0]
-    entry = _ENTRIES.get(theme_id)
+    """The registered theme a user's name means: its id (`finance`) or its env id (`AgentWorld/finance-v0`)."""
+    bare = bare_id(theme_id)
+    entry = _ENTRIES.get(bare)
     if entry is None:
-        raise UnknownThemeError(f"Expected a registered theme id, got {theme_id!r}.{did_you_mean(theme_id, _ENTRIES)} "
-                                "Run `agentworld list` to see them all.")
+        external = _external_names().get(bare)
+        if external is not None:
+            raise UnknownThemeError(f"Expected a theme with a world of its own, got {theme_id!r}: {external} is an external "
+                                    "environment (a pool, a tau2 domain, an Agent-World release environment or an MCP server) "
+                                    f"that `agentworld play {bare}`, `show {bare}` and `bench --env {bare}` take, but that has "
+                                    "no world here to serve or synthesize tasks from.")
+        raise _unknown(theme_id)
     return entry
+
+
+def gym_id(name: str) -> str:
+    """The gymnasium id a user's name means, in every subcommand: a theme (`finance`, `AgentWorld/finance-v0`,
+    `finance-v0`) or any other AgentWorld env (`pool`, `tau2-mock`, `release-crm_logger`, `AgentWorld/mcp-v0`).
+    An unknown name raises UnknownThemeError with the closest names."""
+    bare = bare_id(name)
+    if bare in _ENTRIES:
+        return env_id(bare)
+    external = _external_names().get(bare)
+    if external is not None:
+        return external
+    raise _unknown(name)
 
 
 def get_theme(theme_id: str) -> Theme:

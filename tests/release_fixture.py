@@ -6,8 +6,10 @@
 
 `crm_logger` follows the shared template of the Smithery-derived environments: every call appends
 {log_id: uuid4, timestamp: now, tool, params} to tool_call_logs.json, and new records get random ids
-and creation times. `hostile` holds tools that attack the sandbox. Run as a script to write one:
-`python tests/release_fixture.py /tmp/release [--hostile]`.
+and creation times. `hostile` holds tools that attack the sandbox (and the host reading their replies and files).
+`write_published_release` writes three environments with 7-digit ids and their questions exactly in the
+shape the release publishes. Run as a script to write one: `python tests/release_fixture.py /tmp/release
+[--hostile | --published]`.
 """
 
 from __future__ import annotations
@@ -236,6 +238,103 @@ def spin(**_extra):
     while True:
         pass
 '''),
+    # Attacks on the host's side: its reads, its parser, its disk and its CPU (issue 35).
+    "half_line": ("Write half a reply line, then sleep.", {}, [], '''
+import os, time
+def half_line(**_extra):
+    os.write(1, b'{"ok": true, "result": {"par')
+    time.sleep(600)
+'''),
+    "raw_reply": ("Write a hostile reply line straight to the protocol pipe.", {"kind": {"type": "string", "enum": ["deep", "digits", "huge"]},
+                  "size": {"type": "integer"}}, ["kind", "size"], '''
+import os
+def raw_reply(kind, size, **_extra):
+    if kind == "deep":
+        line = b"[" * size + b"]" * size
+    elif kind == "digits":
+        line = b'{"ok": true, "result": ' + b"7" * size + b"}"
+    else:
+        line = b'{"ok": true, "result": "' + b"x" * size + b'"}'
+    os.write(1, line + b"\\n")
+    return {"written": len(line)}
+'''),
+    "deep_result": ("Return a value nested deeper than any parser recurses.", {"size": {"type": "integer"}}, ["size"], '''
+def deep_result(size, **_extra):
+    value = []
+    for _ in range(size):
+        value = [value]
+    return {"deep": value}
+'''),
+    "hostile_data": ("Write a data file that is too deep, holds a huge integer or is big.", {"kind": {"type": "string",
+                     "enum": ["deep", "digits", "big"]}, "size": {"type": "integer"}}, ["kind", "size"], '''
+import os
+def hostile_data(kind, size, **_extra):
+    with open(os.path.join(os.environ["MCP_DB_DIR"], "state.json"), "w") as f:
+        if kind == "deep":
+            f.write("[" * size + "]" * size)
+        elif kind == "digits":
+            f.write('{"n": ' + "7" * size + "}")
+        else:
+            f.write('{"blob": "' + "x" * size + '"}')
+    return {"kind": kind}
+'''),
+    "many_files": ("Create many small files in the copy.", {"n": {"type": "integer"}}, ["n"], '''
+import os
+def many_files(n, **_extra):
+    made = 0
+    try:
+        for i in range(n):
+            with open(os.path.join(os.environ["MCP_DB_DIR"], f"f{i}.txt"), "w") as f:
+                f.write("x")
+            made += 1
+    except OSError as exc:
+        return {"made": made, "stopped": str(exc)}
+    return {"made": made}
+'''),
+    "fill_disk": ("Write many large files in the copy (each under the per-file cap).", {"files": {"type": "integer"}, "mb": {"type": "integer"}},
+                  ["files", "mb"], '''
+import os
+def fill_disk(files, mb, **_extra):
+    written = 0
+    try:
+        for i in range(files):
+            with open(os.path.join(os.environ["MCP_DB_DIR"], f"big{i}.bin"), "wb") as f:
+                for _ in range(mb):
+                    f.write(b"x" * 2 ** 20)
+                    written += 1
+    except OSError as exc:
+        return {"written_mb": written, "stopped": str(exc)}
+    return {"written_mb": written}
+'''),
+    "set_order": ("Return a set of words as a list (its order follows string hashing).", {}, [], '''
+def set_order(**_extra):
+    return {"order": list({f"word{i}" for i in range(20)})}
+'''),
+    "spin_thread": ("Leave a thread spinning in the worker.", {}, [], '''
+import threading
+def spin_thread(**_extra):
+    def spin():
+        while True:
+            pass
+    threading.Thread(target=spin, daemon=True).start()
+    return {"started": True}
+'''),
+    "spin_children": ("Start children that spin, and either return or wait for them.", {"n": {"type": "integer"}, "wait": {"type": "boolean"}},
+                      ["n", "wait"], '''
+import os
+def spin_children(n, wait, **_extra):
+    pids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            while True:
+                pass
+        pids.append(pid)
+    if wait:
+        for pid in pids:
+            os.waitpid(pid, 0)
+    return {"children": pids}
+'''),
 }
 
 
@@ -268,6 +367,192 @@ def write_release(root: str | Path, hostile: bool = True) -> Path:
     return mix
 
 
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The release as published (issue 35): 7-digit environment ids and questions/<id>.json =
+# {"env_id", "name", "tasks": [{"task", "reference_answer": <JSON text>, "grading_rubric": {"success_criteria",
+# "verified_tool_chain": [{"tool", "args"}]}}]}. Reference answers carry the authors' ids and times, not a replay's.
+
+SHOP_TOOLS = {
+    "find_customer": ("Find a customer by email.", {"email": {"type": "string"}}, ["email"], '''
+def find_customer(email, **_extra):
+    for c in _load("customers.json")["customers"]:
+        if c["email"].lower() == email.lower():
+            return c
+    return {"error": {"code": "not_found", "message": f"No customer with email {email}."}}
+'''),
+    "list_orders": ("A customer's orders, newest first.", {"customer_id": {"type": "string"}}, ["customer_id"], '''
+def list_orders(customer_id, **_extra):
+    orders = [o for o in _load("orders.json")["orders"] if o["customer_id"] == customer_id]
+    return {"customer_id": customer_id, "orders": sorted(orders, key=lambda o: o["placed"], reverse=True)}
+'''),
+    "cancel_order": ("Cancel an order that has not shipped; the refund starts at once.", {"order_id": {"type": "string"}}, ["order_id"], '''
+import uuid
+from datetime import datetime
+def cancel_order(order_id, **_extra):
+    data = _load("orders.json")
+    for o in data["orders"]:
+        if o["order_id"] == order_id:
+            if o["status"] != "processing":
+                return {"error": {"code": "invalid_state", "message": f"Order {order_id} is {o['status']}; only processing orders can be cancelled."}}
+            o.update(status="cancelled", cancelled_at=datetime.now().isoformat(), refund_id=str(uuid.uuid4()))
+            _save("orders.json", data)
+            return o
+    return {"error": {"code": "not_found", "message": f"Order {order_id} not found."}}
+'''),
+    "issue_gift_code": ("Issue a gift code to a customer.", {"customer_id": {"type": "string"}}, ["customer_id"], '''
+def issue_gift_code(customer_id, **_extra):
+    with open("/dev/urandom", "rb") as f:  # read straight from the device: nothing the worker freezes
+        code = f.read(6).hex().upper()
+    data = _load("customers.json")
+    data.setdefault("gift_codes", []).append({"customer_id": customer_id, "code": code})
+    _save("customers.json", data)
+    return {"customer_id": customer_id, "code": code}
+'''),
+}
+
+SHOP_IO = '''
+import json, os
+
+def _load(name):
+    with open(os.path.join(os.environ["MCP_DB_DIR"], name)) as f:
+        return json.load(f)
+
+def _save(name, data):
+    with open(os.path.join(os.environ["MCP_DB_DIR"], name), "w") as f:
+        json.dump(data, f, indent=2)
+'''
+
+LIBRARY_TOOLS = {
+    "find_book": ("Find a book by title.", {"title": {"type": "string"}}, ["title"], '''
+def find_book(title, **_extra):
+    for b in _load("books.json"):
+        if b["title"].lower() == title.lower():
+            return b
+    return {"error": {"code": "not_found", "message": f"No book titled {title}."}}
+'''),
+    "lend_book": ("Lend a copy of a book to a member.", {"isbn": {"type": "string"}, "member_id": {"type": "string"}}, ["isbn", "member_id"], '''
+from datetime import date, timedelta
+def lend_book(isbn, member_id, **_extra):
+    books = _load("books.json")
+    book = next((b for b in books if b["isbn"] == isbn), None)
+    if book is None or book["copies_available"] < 1:
+        return {"error": {"code": "unavailable", "message": f"No copy of {isbn} to lend."}}
+    book["copies_available"] -= 1
+    _save("books.json", books)
+    loans = _load("loans.json")
+    loan = {"loan_id": f"L-{len(loans) + 1:04d}", "isbn": isbn, "member_id": member_id, "due": (date.today() + timedelta(days=21)).isoformat()}
+    loans.append(loan)
+    _save("loans.json", loans)
+    return loan
+'''),
+}
+
+PUBLISHED_QUESTIONS = {
+    "2040117": ("Contact book", CONTACTS, [
+        {"task": "Hi, I need to send Ada Byron the workshop invite today but I lost her address. Her contact id is C-2. "
+                 "What email do we have on file for her?",
+         "reference_answer": json.dumps({"contact_id": "C-2", "name": "Ada Byron", "email": "ada@analytical.example", "city": "London"}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns the contact record for C-2 with the email ada@analytical.example."],
+                            "verified_tool_chain": [{"tool": "get_contact", "args": {"contact_id": "C-2"}}]}},
+        {"task": "Please log a note 'call back Monday' on Grace Hopper's record (C-1) so the team knows to follow up after her trip.",
+         "reference_answer": json.dumps({"note_id": "3f2b8c1e-9d4a-4e6b-8a7c-1b2c3d4e5f60", "contact_id": "C-1", "text": "call back Monday",
+                                         "created_at": "2025-06-01T10:22:33.123456"}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns the new note for C-1 with the text 'call back Monday', a note_id and a created_at time."],
+                            "verified_tool_chain": [{"tool": "add_note", "args": {"contact_id": "C-1", "text": "call back Monday"}}]}},
+        {"task": "Alan Turing (C-3) has moved to Manchester. Please change his email to alan@manchester.example and add the note "
+                 "'moved to Manchester' so sales does not write to the old address.",
+         "reference_answer": json.dumps({"note_id": "0a9b8c7d-6e5f-4a3b-9c2d-1e0f9a8b7c6d", "contact_id": "C-3", "text": "moved to Manchester",
+                                         "created_at": "2025-06-01T10:25:41.000012"}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns C-3 with the email alan@manchester.example and an updated_at time.",
+                                                 "Step 2 returns a note for C-3 with the text 'moved to Manchester'.",
+                                                 "The assistant confirms both changes to the user."],
+                            "verified_tool_chain": [{"tool": "update_email", "args": {"contact_id": "C-3", "email": "alan@manchester.example"}},
+                                                    {"tool": "add_note", "args": {"contact_id": "C-3", "text": "moved to Manchester"}}]}},
+        {"task": "Before I call Grace Hopper (C-1) I want to know how many notes we already have on her, so I don't repeat myself.",
+         "reference_answer": json.dumps({"contact_id": "C-1", "notes": 0}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns 0 notes for C-1."],
+                            "verified_tool_chain": [{"tool": "count_notes", "args": {"contact_id": "C-1"}}]}},
+    ]),
+    "3115020": ("Online shop orders", None, [
+        {"task": "I'm Lena Fischer (lena.fischer@example.com). I ordered a desk lamp last week but found one in a shop near me, "
+                 "so please cancel that order before it ships.",
+         "reference_answer": json.dumps({"order_id": "O-7", "customer_id": "CU-204", "item": "Desk lamp", "total": 39.9, "placed": "2025-02-27",
+                                         "status": "cancelled", "cancelled_at": "2025-03-02T11:04:55.118270",
+                                         "refund_id": "9c0e5d1a-7b3f-4e2a-8d6c-5b4a3f2e1d0c"}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns customer CU-204 for lena.fischer@example.com.",
+                                                 "Step 2 lists the orders of CU-204, including O-7 (Desk lamp) with status 'processing'.",
+                                                 "Step 3 returns O-7 with status 'cancelled', a refund_id and a cancelled_at time.",
+                                                 "The assistant tells Lena that her refund is on its way."],
+                            "verified_tool_chain": [{"tool": "find_customer", "args": {"email": "lena.fischer@example.com"}},
+                                                    {"tool": "list_orders", "args": {"customer_id": "CU-204"}},
+                                                    {"tool": "cancel_order", "args": {"order_id": "O-7"}}]}},
+        {"task": "My email is lena.fischer@example.com. What did my most recent order cost? I need it for my expense report.",
+         "reference_answer": json.dumps({"customer_id": "CU-204", "orders": [
+             {"order_id": "O-7", "customer_id": "CU-204", "item": "Desk lamp", "total": 39.9, "placed": "2025-02-27", "status": "processing"},
+             {"order_id": "O-3", "customer_id": "CU-204", "item": "Notebook set", "total": 12.5, "placed": "2025-01-14", "status": "delivered"}]}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns customer CU-204.", "Step 2 returns O-7 first, with a total of 39.9."],
+                            "verified_tool_chain": [{"tool": "find_customer", "args": {"email": "lena.fischer@example.com"}},
+                                                    {"tool": "list_orders", "args": {"customer_id": "CU-204"}}]}},
+        {"task": "My last parcel arrived two weeks late. Could you give customer CU-204 a gift code as an apology?",
+         "reference_answer": json.dumps({"customer_id": "CU-204", "code": "7F3A9C21B0DE"}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns a gift code for CU-204."],
+                            "verified_tool_chain": [{"tool": "issue_gift_code", "args": {"customer_id": "CU-204"}}]}},
+        {"task": "Refund order O-3 to my card, please.",
+         "reference_answer": json.dumps({"order_id": "O-3", "refunded": True}),
+         "grading_rubric": {"success_criteria": ["Step 1 refunds O-3."],
+                            "verified_tool_chain": [{"tool": "refund_payment", "args": {"order_id": "O-3"}}]}},
+    ]),
+    "5066731": ("Neighbourhood library", None, [
+        {"task": "My book club is reading Dune next month. How many copies can still be borrowed?",
+         "reference_answer": json.dumps({"isbn": "978-0441013593", "title": "Dune", "copies_available": 2}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns Dune with 2 copies_available."],
+                            "verified_tool_chain": [{"tool": "find_book", "args": {"title": "Dune"}}]}},
+        {"task": "I'm member M-88 and I'd like to borrow Dune for the book club; please put a copy on my card.",
+         "reference_answer": json.dumps({"loan_id": "L-0001", "isbn": "978-0441013593", "member_id": "M-88", "due": "2025-05-02"}),
+         "grading_rubric": {"success_criteria": ["Step 1 returns Dune's isbn 978-0441013593.",
+                                                 "Step 2 returns loan L-0001 of 978-0441013593 for M-88 with a due date."],
+                            "verified_tool_chain": [{"tool": "find_book", "args": {"title": "Dune"}},
+                                                    {"tool": "lend_book", "args": {"isbn": "978-0441013593", "member_id": "M-88"}}]}},
+    ]),
+}
+
+CUSTOMERS = {"customers": [{"customer_id": "CU-204", "name": "Lena Fischer", "email": "lena.fischer@example.com"},
+                           {"customer_id": "CU-311", "name": "Omar Haddad", "email": "omar.haddad@example.com"}]}
+ORDERS = {"orders": [
+    {"order_id": "O-3", "customer_id": "CU-204", "item": "Notebook set", "total": 12.5, "placed": "2025-01-14", "status": "delivered"},
+    {"order_id": "O-7", "customer_id": "CU-204", "item": "Desk lamp", "total": 39.9, "placed": "2025-02-27", "status": "processing"},
+    {"order_id": "O-9", "customer_id": "CU-311", "item": "Desk lamp", "total": 39.9, "placed": "2025-02-28", "status": "processing"}]}
+BOOKS = [{"isbn": "978-0441013593", "title": "Dune", "copies_available": 2},
+         {"isbn": "978-0547928227", "title": "The Hobbit", "copies_available": 0}]
+
+
+def write_published_release(root: str | Path) -> Path:
+    """Three environments and their questions exactly in the published shape; returns the `environment_mix` folder."""
+    mix = Path(root) / "environment_mix"
+    (mix / "questions").mkdir(parents=True, exist_ok=True)
+    envs = {"2040117": (CRM_TOOLS, LOG, {"contacts.json": CONTACTS, "notes.json": [], "tool_call_logs.json": {"logs": []}},
+                        {"L1_name": "Business & Productivity", "L2_name": "CRM & Sales", "L3_name": "Contact Management"}),
+            "3115020": (SHOP_TOOLS, SHOP_IO, {"customers.json": CUSTOMERS, "orders.json": ORDERS},
+                        {"L1_name": "Shopping", "L2_name": "E-commerce", "L3_name": "Order Management"}),
+            "5066731": (LIBRARY_TOOLS, SHOP_IO, {"books.json": BOOKS, "loans.json": []},
+                        {"L1_name": "Education", "L2_name": "Libraries", "L3_name": "Lending"})}
+    for env_id, (tools, prelude, files, taxonomy) in envs.items():
+        folder = mix / env_id
+        folder.mkdir(exist_ok=True)
+        for name, data in files.items():
+            (folder / name).write_text(json.dumps(data, indent=2))
+        name, _, tasks = PUBLISHED_QUESTIONS[env_id]
+        (mix / f"{env_id}_step4_checkpoint.json").write_text(json.dumps(_checkpoint(tools, taxonomy, name + ".", prelude=prelude)))
+        (mix / "questions" / f"{env_id}.json").write_text(json.dumps({"env_id": env_id, "name": name, "tasks": tasks}, indent=1))
+    return mix
+
+
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--hostile"]
-    print(write_release(args[0] if args else "release-fixture", hostile="--hostile" in sys.argv))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    root = args[0] if args else "release-fixture"
+    if "--published" in sys.argv:
+        print(write_published_release(root))
+    else:
+        print(write_release(root, hostile="--hostile" in sys.argv))

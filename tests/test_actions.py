@@ -87,3 +87,61 @@ def test_pathological_inputs():
     assert parse_action("{" + '"a":' * 50_000).error is not None
     assert parse_action("x" * MAX_ACTION_CHARS).is_response
     assert "limit is 100,000" in parse_action("x" * 1_000_000).error
+
+
+# ---------------------------------------------------------------- caps apply while reading (issue 38 item 6)
+from agentworld_gym import actions as actions_module  # noqa: E402
+from agentworld_gym.actions import MAX_CALLS, MAX_DEPTH, MAX_PYTHON_VALUES  # noqa: E402
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """Count the syntax trees `ast` builds, to prove the caps refuse text before it is parsed."""
+    seen = []
+    real = ast.parse
+
+    def counting(source, *args, **kwargs):
+        seen.append(len(source))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(actions_module.ast, "parse", counting)
+    return seen
+
+
+@pytest.mark.parametrize("text, message", [
+    ("\n".join(["f(a=1)"] * 10_000), f"at most {MAX_CALLS} tool calls"),
+    ("[" + ", ".join(["f(a=1)"] * (MAX_CALLS + 1)) + "]", f"at most {MAX_CALLS} tool calls"),
+    ("f(x=[" + ",".join(["1"] * 30_000) + "])", f"at most {MAX_PYTHON_VALUES:,} values"),
+    ("f(" + ",".join(f"a{i}=1" for i in range(9_000)) + ")", f"at most {MAX_PYTHON_VALUES:,} values"),
+    ("{'name': 'f', 'arguments': {'x': [" + ",".join(["1"] * 30_000) + "]}}", f"at most {MAX_PYTHON_VALUES:,} values"),
+    ("f(x=" + "[" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2) + ")", f"more than {MAX_DEPTH} levels"),
+])
+def test_python_caps_refuse_before_any_syntax_tree(parses, text, message):
+    parsed = parse_action(text)
+    assert parsed.error is not None and message in parsed.error, parsed.error
+    assert parses == [], "the text was handed to ast.parse before the cap refused it"
+
+
+def test_json_call_list_past_the_cap_is_refused():
+    text = json.dumps([{"name": "f", "arguments": {"a": "\\u00e9"}}] * 1_500)
+    assert f"at most {MAX_CALLS} tool calls" in parse_action(text).error
+
+
+def test_caps_do_not_refuse_what_is_within_them():
+    # values up to the cap, and strings full of commas, brackets and quotes (one value each)
+    p = parse_action("f(x=[" + ",".join(["1"] * (MAX_PYTHON_VALUES - 2)) + "])")
+    assert p.error is None and len(p.calls[0].arguments["x"]) == MAX_PYTHON_VALUES - 2
+    noisy = "a, (b), [c], {d}, 'e', \\\"f\\\" " * 2_000
+    p = parse_action(f'f(x="{noisy}", y=\'\'\'it\'s, (ok)\'\'\')')
+    assert p.error is None and p.calls[0].arguments["x"] == noisy.replace('\\"', '"')
+    p = parse_action("[" + ", ".join([f"f(a={i})" for i in range(MAX_CALLS)]) + "]")
+    assert p.error is None and len(p.calls) == MAX_CALLS
+    p = parse_action("f(x=" + "[" * MAX_DEPTH + "]" * MAX_DEPTH + ")")
+    assert p.error is None
+    # strict JSON keeps no value cap (it is read in C), and nesting is still checked
+    p = parse_action(json.dumps({"name": "f", "arguments": {"x": [7] * 20_000}}))
+    assert p.error is None and len(p.calls[0].arguments["x"]) == 20_000
+    deep = '{"name": "f", "arguments": {"x": ' + "[" * (MAX_DEPTH + 2) + "1" + "]" * (MAX_DEPTH + 2) + "}}"
+    assert "nested" in parse_action(deep).error
+    lone = '{"name": "f", "arguments": {"x": ["\\ud800", ' + ", ".join(["[1]"] * 40) + "]}}"
+    assert parse_action(lone).calls[0].arguments["x"][0] == "?"

@@ -72,6 +72,25 @@ def test_episodes_are_sampled_stratified_over_categories_and_levels():
     assert len(suite.items) == 7 and len(cats) == 7  # seven categories, one task each
 
 
+def test_stratified_at_every_n_on_the_heldout_suite():
+    """Levels within one task of each other at every N (N=10 once drew no level-1 task), categories within two,
+    and N=100 one task per category and level."""
+    from collections import Counter
+
+    from agentworld_gym.bench import _category, heldout_suite, stratified_sample
+
+    items = heldout_suite().items
+    strata = lambda t: (_category(t.theme), t.difficulty)  # noqa: E731
+    categories, levels = {_category(t.theme) for t in items}, {t.difficulty for t in items}
+    for seed in (0, 1):
+        for n in (*range(1, 41), 60, 99, 100, 150):
+            picked = stratified_sample(items, strata, n, seed)
+            by_level, by_category = Counter(t.difficulty for t in picked), Counter(_category(t.theme) for t in picked)
+            assert max(by_level[v] for v in levels) - min(by_level[v] for v in levels) <= 1, (seed, n, by_level)
+            assert max(by_category[c] for c in categories) - min(by_category[c] for c in categories) <= 2, (seed, n)
+        assert Counter(map(strata, stratified_sample(items, strata, 100, seed))) == Counter({cell: 1 for cell in set(map(strata, items))})
+
+
 def test_readme_suite_tables_are_the_generated_ones():
     import subprocess
     import sys

@@ -117,3 +117,15 @@ def test_multi_turn_suite_runs_episodes_with_null_baselines():
     result = run_bfcl("oracle", episodes=4, categories=["multi_turn_base", "multi_turn_miss_param"])
     row = result["overall"]["all"]
     assert result["n_items"] == 4 and row["success_mean"] == 1.0 and row["best_null"]["success"] == 0.0
+
+
+@pytest.mark.parametrize("item_id", ["multiple_29", "parallel_multiple_80"])
+def test_a_function_named_with_a_functions_prefix_keeps_it(item_id):
+    """BFCL names two functions `functions.intersect`: the parser's `functions.` stripping must not eat it."""
+    category = item_id.rsplit("_", 1)[0]
+    item = next(x for x in bfcl.load_bfcl(cats=[category]) if x["id"] == item_id)
+    assert any(f["name"] == "functions.intersect" for f in item["functions"])
+    assert bfcl.score_bfcl(bfcl.gold_reply(item), item)
+    assert "functions.intersect" in {next(iter(c)) for c in bfcl.decode(bfcl.gold_reply(item), ["functions.intersect"])}
+    bare = bfcl.gold_reply(item).replace("functions.intersect", "intersect")  # not the function BFCL offered
+    assert not bfcl.score_bfcl(bare, item)

@@ -86,3 +86,50 @@ def test_resume_skips_a_broken_newest_checkpoint_and_says_so(tmp_path):
     (older / common.MANIFEST).unlink()
     with pytest.warns(UserWarning):
         assert common.latest_checkpoint(out) is None
+
+
+def _two_checkpoints(tmp_path):
+    (tmp_path / "writer.py").write_text(WRITER)
+    subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(tmp_path / "run"), str(tmp_path / "m"), "0"], check=True)
+    out = tmp_path / "run"
+    good, older = out / "ckpt-000002", out / "ckpt-000001"
+    shutil.copytree(good, older)
+    return out, good, older
+
+
+@pytest.mark.parametrize("name", [common.STATE_FILE, "model.pt", "tokenizer.json"])
+@pytest.mark.parametrize("where", ["first byte", "middle byte", "last byte"])
+def test_same_size_damage_is_caught_by_the_content_hashes(tmp_path, name, where):
+    """A file damaged in place at its own size (what a size check cannot see) is refused on resume."""
+    out, good, older = _two_checkpoints(tmp_path)
+    listed = __import__("json").loads((good / common.MANIFEST).read_text())["files"]
+    assert all(len(entry["sha256"]) == 64 for entry in listed.values())  # every file is vouched for by its hash
+    file = good / name
+    data = bytearray(file.read_bytes())
+    at = {"first byte": 0, "middle byte": len(data) // 2, "last byte": len(data) - 1}[where]
+    data[at] ^= 0x01
+    file.write_bytes(bytes(data))
+    with pytest.warns(UserWarning, match=f"incomplete checkpoint .*ckpt-000002 \\({name} does not match its content hash\\)"):
+        assert common.latest_checkpoint(out) == older
+
+
+def test_an_older_size_only_manifest_is_still_resumed(tmp_path):
+    out, good, older = _two_checkpoints(tmp_path)
+    import json
+
+    manifest = json.loads((good / common.MANIFEST).read_text())
+    manifest["files"] = {k: v["size"] for k, v in manifest["files"].items()}
+    (good / common.MANIFEST).write_text(json.dumps(manifest))
+    assert common.latest_checkpoint(out) == good
+
+
+def test_a_torn_metrics_line_is_skipped_with_a_warning(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "loss": 2.0}\n{"step": 2, "loss": 1.5}\n{"step": 3, "lo')  # killed mid-write
+    with pytest.warns(UserWarning, match="Skipping 1 unreadable line.*line 3"):
+        log = common.MetricsLog(path, resume_step=2)
+    log.write({"step": 3, "loss": 1.2})
+    assert common.MetricsLog.read(path) == [{"step": 1, "loss": 2.0}, {"step": 2, "loss": 1.5}, {"step": 3, "loss": 1.2}]
+    path.write_text('{"step": 1}\n[1, 2]\n\x00\x00garbage\n{"step": 2}\n')
+    with pytest.warns(UserWarning, match="Skipping 2 unreadable line.*line 2, 3"):
+        assert common.MetricsLog.read(path) == [{"step": 1}, {"step": 2}]

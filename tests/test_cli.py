@@ -26,7 +26,7 @@ def test_bench_json_oracle_and_random(capsys):
 
 def test_unknown_env_is_a_clear_error(capsys):
     assert main(["bench", "--env", "AgentWorld/finanse-v0", "--episodes", "1"]) == 2
-    assert "Did you mean: `finance`" in capsys.readouterr().err
+    assert "Did you mean 'finance'" in capsys.readouterr().err  # the same did-you-mean as every subcommand
 
 
 def test_play_reads_a_script_from_a_pipe():

@@ -1,6 +1,6 @@
 """Bring-your-own-tools discovery: every accepted input shape (fixtures written for this project),
 a live MCP server, a real catalog, loud errors for anything else, the run summary, and loading a
-discovered folder without replacing built-in themes (including the README example)."""
+discovered folder without replacing built-in themes (including the example of docs/byo-tools.md)."""
 
 from __future__ import annotations
 
@@ -265,14 +265,13 @@ def test_real_toucan_catalog_reads_every_server_and_keeps_its_wording(tmp_path):
 
 
 def test_readme_example_runs(tmp_path, monkeypatch, capsys):
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Bring your own tools"):]
+    section = (ROOT / "docs" / "byo-tools.md").read_text(encoding="utf-8")  # the page the README sends readers to
     command = re.search(r"```bash\n(agentworld discover .*?)\n```", section).group(1)
     code = re.search(r"```py\n(.*?)```", section, flags=re.S).group(1)
     (tmp_path / "tests").symlink_to(ROOT / "tests")
     monkeypatch.chdir(tmp_path)
     assert main([*shlex.split(command)[1:], "--quiet"]) == 0
     capsys.readouterr()
-    exec(compile(code, "README.md bring-your-own-tools", "exec"), {"__name__": "readme"})
+    exec(compile(code, "docs/byo-tools.md", "exec"), {"__name__": "readme"})
     theme, tools = capsys.readouterr().out.split(" ", 1)
     assert theme == "local.天气-服务" and "get_station" in tools

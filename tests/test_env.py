@@ -244,3 +244,35 @@ class ReadToolsKeepState(RuleBasedStateMachine):
 
 TestReadToolsKeepState = ReadToolsKeepState.TestCase
 TestReadToolsKeepState.settings = settings(max_examples=20, stateful_step_count=15, deadline=None)
+
+
+def test_observation_shows_a_bounded_window_of_a_long_episode(monkeypatch):
+    """The transcript is kept as parts and shows the opening plus the latest MAX_WINDOW characters, so a
+    step's cost does not grow with the episode; info["messages"] keeps everything (issue 38 item 6)."""
+    import agentworld_gym.env as env_module
+
+    monkeypatch.setattr(env_module, "MAX_WINDOW", 5_000)
+    e = AgentWorldEnv("finance", max_turns=400)
+    obs, info = e.reset(seed=0)
+    opening = obs
+    action = "[" + ", ".join(["list_accounts()"] * 8) + "]"
+    sizes = []
+    for _ in range(59):
+        obs, *_, info = e.step(action)
+        sizes.append(len(obs))
+        assert obs.startswith(opening)
+    assert max(sizes) <= len(opening) + 5_000 + 4_200 + 200  # window + one part at most + the note
+    assert "characters of earlier turns not shown" in obs
+    assert len(info["messages"]) == 2 + 59 * 9  # the whole dialogue is still there
+    last = info["messages"][-1]["content"]
+    assert obs.endswith(f"[tool list_accounts]\n{last}\n")
+    clone = pickle.loads(pickle.dumps(e))
+    assert clone.render() is None and clone._transcript.text == obs
+    e.close()
+
+
+def test_short_episode_observation_is_the_whole_transcript(env):
+    obs, info = env.reset(seed=1)
+    obs, *_ = env.step('{"name": "list_accounts", "arguments": {}}')
+    assert "not shown" not in obs and obs.startswith("[system]\n")
+    assert obs.endswith(f"[tool list_accounts]\n{env.unwrapped.messages[-1]['content']}\n")

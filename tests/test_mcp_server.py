@@ -32,9 +32,9 @@ def _free_port() -> int:
 async def _exercise(client: Client, theme) -> None:
     tools = (await client.list_tools()).tools
     expected = {s["function"]["name"]: s["function"] for s in theme.toolset.schemas}
-    assert {t.name for t in tools} == set(expected) | {"start_session", "reset_world"}  # the theme's tools, no submit
+    assert {t.name for t in tools} == set(expected) | {"start_session", "reset_world", "end_session"}  # the theme's tools, no submit
     for t in tools:
-        if t.name in ("start_session", "reset_world"):
+        if t.name in ("start_session", "reset_world", "end_session"):
             continue
         assert t.input_schema == expected[t.name]["parameters"]
         assert t.description == expected[t.name]["description"]
@@ -219,3 +219,28 @@ def test_live_episode_served_and_graded():
 
     anyio.run(main)
     assert env.unwrapped.verification.passed
+
+
+@pytest.mark.timeout(90)
+def test_serve_says_where_it_listens_and_the_url_it_prints_answers():
+    """HTTP prints its URL with the /mcp path once bound (--port 0 picks a free one); stdio says on stderr what it
+    is waiting for, and stdout carries only the protocol."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc = subprocess.Popen([*SERVE, "--transport", "http", "--port", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        assert line.startswith("agentworld serve: MCP server of theme 'finance'"), line
+        url = line.split(" at ", 1)[1].split()[0]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp") and not url.endswith(":0/mcp")
+
+        async def main():
+            async with Client(streamable_http_client(url), mode="legacy") as client:
+                assert "get_account" in {t.name for t in (await client.list_tools()).tools}
+
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    done = subprocess.run(SERVE, input="", capture_output=True, text=True, timeout=60)
+    assert done.stdout == "" and "on stdio: an MCP client starts this command" in done.stderr

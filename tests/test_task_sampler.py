@@ -137,9 +137,8 @@ def test_pool_ids_cover_every_category():
 def test_pool_draws_themes_by_weight_and_weights_change_while_training():
     assert len(gym.make("AgentWorld/pool-v0").unwrapped.theme_ids) == len(entries())
     flagships = sorted(e.id for e in entries() if e.source == "flagship")
-    env = TaskSampler(gym.make("AgentWorld/pool-v0", themes=flagships, max_turns=20), schedule=2,
-                      theme_weights={t: 0.0 for t in ("retail", "music")})
-    pool = env.unwrapped
+    env = TaskSampler(gym.make("AgentWorld/pool-v0", themes=flagships, max_turns=20), schedule=2)
+    env.set_theme_weights({t: 0.0 for t in ("retail", "music")}, keep_others=True)
     oracle = OraclePolicy(env)
     first = collections.Counter()
     for s in range(30):
@@ -147,11 +146,24 @@ def test_pool_draws_themes_by_weight_and_weights_change_while_training():
         assert r["reward"] == 1.0 and r["difficulty"] == 2
         first[r["info"]["theme"]] += 1
     assert len(first) >= 5 and not {"retail", "music"} & set(first)
-    env.set_theme_weights({t: 0.0 for t in pool.theme_ids if t not in ("retail", "music")} | {"retail": 1.0, "music": 3.0})
+    env.set_theme_weights({"retail": 1.0, "music": 3.0})  # only these two, 1:3
     later = collections.Counter(env.reset(seed=100 + s)[1]["theme"] for s in range(40))
     assert set(later) == {"retail", "music"} and later["music"] > later["retail"]
     with pytest.raises(ConfigError):
         env.set_theme_weights({"no-such-theme": 1.0})
+    with pytest.raises(ConfigError, match="keep_others=True"):
+        env.set_theme_weights({"retail": 0.0})
+
+
+def test_weights_naming_some_themes_of_the_whole_pool_draw_only_those():
+    """The issue's case: weights for two themes on AgentWorld/pool-v0 (2,000+ themes) draw those two, 3:1."""
+    import numpy as np
+
+    env = TaskSampler(gym.make("AgentWorld/pool-v0"), theme_weights={"finance": 3.0, "retail": 1.0})
+    rng = np.random.default_rng(0)
+    drawn = collections.Counter(env.unwrapped.draw_theme(rng) for _ in range(4000))
+    assert set(drawn) == {"finance", "retail"} and 2.6 < drawn["finance"] / drawn["retail"] < 3.4
+    assert env.theme_weights["finance"] == 3.0 and env.theme_weights["clinic"] == 0.0
 
 
 def test_pool_is_deterministic_and_per_theme_schedules_are_separate():

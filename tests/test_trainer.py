@@ -253,7 +253,7 @@ def test_ray_rollout_actors_sample_from_the_weights_being_trained(tiny, tasks, t
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.05 * torch.randn_like(p))  # the trainer's model now differs from the saved start model
-    remote = RayRollouts(cfg, workers=2)
+    remote = RayRollouts(cfg, workers=2, rollout=rollout)
     try:
         far = remote(model, tasks[:3], seed=0)
         near = rollout(model, tok, tasks[:3], cfg)

@@ -23,6 +23,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from agentworld_gym.checks import Number
 from agentworld_gym.errors import ConfigError
 
 # ---------------------------------------------------------------------------------------------
@@ -417,6 +418,7 @@ class HashedTranscriptObservation(gym.ObservationWrapper, gym.utils.RecordConstr
         gym.ObservationWrapper.__init__(self, env)
         if dim < 8:
             raise ConfigError(f"Expected dim >= 8, got {dim!r}.")
+        Number(integer=False, low=0).check("system_weight", system_weight)
         self.dim = int(dim)
         self.encoder = encoder
         self.system_weight = system_weight

@@ -1,7 +1,7 @@
 """`TaskSampler`: a curriculum wrapper that picks each episode's difficulty (and theme).
 
     env = TaskSampler(gym.make("AgentWorld/pool-v0"), schedule=AdaptiveLevel(band=(0.4, 0.7)))
-    env.set_theme_weights({"finance": 2.0, "retail": 0.5})   # any time while training
+    env.set_theme_weights({"finance": 2.0, "retail": 0.5})   # any time while training: these two, 4:1
 
 Schedules are small objects with `level` and `update(success)`:
   * `FixedLevel(3)`                      - always level 3;
@@ -131,7 +131,8 @@ class TaskSampler(gym.Wrapper):
     Args:
         env: an AgentWorld env (or a wrapper around one).
         schedule: a schedule object, a level 1-5, or "fixed" | "linear" | "adaptive".
-        theme_weights: initial per-theme draw weights (pool envs only).
+        theme_weights: initial per-theme draw weights (pool envs only): draw among the named themes with
+            these weights, the others never (`set_theme_weights`).
         per_theme: keep one schedule per theme (pool envs only).
         **schedule_kwargs: passed to the named schedule (level=..., band=..., episodes=...).
     """
@@ -162,8 +163,15 @@ class TaskSampler(gym.Wrapper):
             self.schedules[theme] = self._make()
         return self.schedules[theme]
 
-    def set_theme_weights(self, weights: Mapping[str, float]) -> None:
-        """Change how often each theme is drawn (pool envs); allowed at any time while training."""
+    def set_theme_weights(self, weights: Mapping[str, float], keep_others: bool = False) -> None:
+        """Draw among the named themes with these weights (pool envs); allowed at any time while training.
+
+        `{"finance": 3.0, "retail": 1.0}` draws finance three times as often as retail and no other theme;
+        `keep_others=True` leaves the weights of the themes not named as they were (`PoolEnv.set_weights`)."""
+        from agentworld_gym.checks import Number
+
+        for theme, weight in weights.items():
+            Number(integer=False, low=0).check(f"theme_weights[{theme!r}]", weight)
         if self.pool is None:
             own = getattr(self.env.unwrapped, "theme", None)
             own_id = getattr(own, "id", None)
@@ -172,7 +180,7 @@ class TaskSampler(gym.Wrapper):
                 raise ConfigError(f"Expected weights only for this env's theme {own_id!r}, got {wrong}. "
                                   "Wrap the pool env (AgentWorld/pool-v0) to weight several themes.")
             return
-        self.pool.set_weights(weights)
+        self.pool.set_weights(weights, keep_others=keep_others)
 
     @property
     def theme_weights(self) -> dict[str, float]:

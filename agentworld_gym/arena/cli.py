@@ -6,6 +6,8 @@ import json
 import logging
 from pathlib import Path
 
+from ..checks import write_text_atomic
+
 
 def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split(",") if x.strip())
@@ -19,8 +21,8 @@ def cmd_diagnose(args) -> int:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "diagnosis.json").write_text(dg.as_json(report))
-        (out / "diagnosis.md").write_text(dg.to_markdown(report, f"Diagnosis of {args.results}"))
+        write_text_atomic(out / "diagnosis.json", dg.as_json(report))
+        write_text_atomic(out / "diagnosis.md", dg.to_markdown(report, f"Diagnosis of {args.results}"))
     if args.json:
         print(dg.as_json({k: v for k, v in report.items() if k != "episodes"}))
     else:

@@ -7,21 +7,14 @@ it every round, and reports the training step as skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..tasks import Task
+from .train_result import PolicyFactory, TrainResult
 
-PolicyFactory = Callable[[Any], Any]  # env -> Policy
-
-
-@dataclass
-class TrainResult:
-    checkpoint: str | None  # None: nothing was trained (the previous checkpoint stays current)
-    stats: dict = field(default_factory=dict)
-    skipped: str | None = None  # why training did not happen
+__all__ = ["FIXED_POLICIES", "FixedLearner", "Learner", "PolicyFactory", "TrainResult", "make_learner"]
 
 
 class Learner(Protocol):

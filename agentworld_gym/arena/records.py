@@ -135,8 +135,10 @@ def from_trajectory(line: dict) -> dict:
 
 def save_records(records: Iterable[dict], path: str | Path) -> int:
     n = 0
+    from ..checks import atomic_output
+
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_output(path) as f:  # an interrupted recording leaves no half file (nor a damaged older one)
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
             n += 1

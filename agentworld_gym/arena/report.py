@@ -11,6 +11,7 @@ import html
 import json
 from pathlib import Path
 
+from ..checks import write_text_atomic
 from ..errors import ConfigError
 from . import diagnose as dg
 from .records import load_records
@@ -212,7 +213,7 @@ def build_report(src: str | Path, out: str | Path | None = None) -> Path:
     page = (f'<!doctype html><html><head><meta charset="utf-8"><title>{_esc(title)}</title><style>{_CSS}</style></head>'
             f"<body><h1>{_esc(title)}</h1>{''.join(body)}</body></html>")
     out = Path(out) if out else (src if src.is_dir() else src.parent) / "report.html"
-    out.write_text(page, encoding="utf-8")
+    write_text_atomic(out, page)
     return out
 
 
@@ -320,7 +321,7 @@ def build_evolution_report(evo: dict, out: str | Path) -> Path:
     page = (f'<!doctype html><html><head><meta charset="utf-8"><title>{title}</title><style>{_CSS}</style></head>'
             f"<body><h1>{title}</h1>{''.join(body)}</body></html>\n")
     out = Path(out)
-    out.write_text(page, encoding="utf-8")
+    write_text_atomic(out, page)
     return out
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..tasks import Task
-from .learner import PolicyFactory, TrainResult
+from .train_result import PolicyFactory, TrainResult
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import sqlite3
 
 import numpy as np
 
-from ..world import ThemeSpec, build_template, open_copy
+from ..world import ThemeSpec, build_template, open_copy, sql_name
 from . import archetypes
 from .infer import TableDraft, ThemeDraft, fk_column, key_column, parse_field, singular
 
@@ -171,7 +171,7 @@ def build_world(spec: ThemeSpec, db_seed: int = 0) -> bytes:
 
 
 def _values(conn: sqlite3.Connection, table: str, column: str, n: int = 8) -> list:
-    rows = conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL ORDER BY 1 LIMIT 40').fetchall()
+    rows = conn.execute(f'SELECT DISTINCT {sql_name(column)} FROM {sql_name(table)} WHERE {sql_name(column)} IS NOT NULL ORDER BY 1 LIMIT 40').fetchall()
     vals = [r[0] for r in rows]
     step = max(1, len(vals) // n)
     return vals[::step][:n]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -74,16 +75,20 @@ def cmd_discover(args) -> int:
     print(format_summary(summary))
     print(f"wrote {args.out}/themes/*.json and {args.out}/report.json (per-tool reasons under summary.tools)")
     if summary["ok"]:
-        print(f"use them: agentworld_gym.load_pool({str(args.out)!r})  ->  gym.make('AgentWorld/local.<id>-v0')")
+        print(f"use them: agentworld_gym.load_pool({str(args.out)!r})  ->  gym.make('AgentWorld/local.<id>-v0'); from the command "
+              f"line, add --pool {shlex.quote(str(args.out))} to any subcommand (agentworld play local.<id> --pool ...)")
     return 0 if summary["ok"] else 1
 
 
 def cmd_show(args) -> int:
     from .. import envs
-    from ..errors import TaskError
+    from ..errors import TaskError, UnknownThemeError
     from ..synthesis import synthesize_task
 
-    theme = envs.get_theme(args.theme)
+    try:
+        theme = envs.get_theme(args.theme)
+    except UnknownThemeError:
+        return show_external(envs.registry.gym_id(args.theme))  # an unknown name raises here, with did-you-mean
     spec = theme.spec
     print(f"{spec.id}: {spec.title}  [{spec.category} / {spec.subcategory} / {spec.label}]  source={spec.source}")
     print("\nSchema:")
@@ -103,6 +108,34 @@ def cmd_show(args) -> int:
             continue
         print(f"  level {level}: {task.instruction}\n      gold: {json.dumps(task.solution)[:300]}  answer: {task.answer!r}")
     return 0
+
+
+def show_external(gym_id: str) -> int:
+    """`agentworld show` for an env whose world lives elsewhere (tau2, a release environment): its tools and tasks,
+    read from the env itself (which starts its server); a pool lists how many themes it draws from."""
+    import gymnasium as gym
+
+    env = gym.make(gym_id)
+    try:
+        inner = env.unwrapped
+        if not hasattr(inner, "backend"):  # a pool env
+            print(f"{gym_id}: a pool drawing one of {len(inner.theme_ids)} themes per reset; `agentworld show THEME` shows one")
+            return 0
+        tools = inner.backend.tools
+        print(f"{gym_id}: external environment {inner.backend.id!r} ({type(inner.backend).__name__})")
+        print(f"\nTools ({len(tools)}):")
+        for schema in tools:
+            fn = schema["function"]
+            params = fn.get("parameters", {})
+            args = ", ".join(f"{p}{'' if p in params.get('required', ()) else '?'}" for p in params.get("properties", {}))
+            first_line = (fn.get("description") or "").strip().split("\n", 1)[0]
+            print(f"  {fn['name']}({args})  - {first_line}")
+        print(f"\nTasks ({len(inner.tasks)}), the first three:")
+        for task in inner.tasks[:3]:
+            print(f"  level {task.difficulty}: {task.instruction[:300]}")
+        return 0
+    finally:
+        env.close()
 
 
 def add_commands(sub) -> None:
@@ -127,6 +160,7 @@ def add_commands(sub) -> None:
     p.add_argument("--llm-model", default="default", help="model name for --llm-url")
     p.set_defaults(func=cmd_discover)
     p = sub.add_parser("show", help="a theme's schema, tools and sample tasks")
-    p.add_argument("theme", help="theme id, e.g. finance (`agentworld list` shows them)")
+    p.add_argument("theme", help="a theme (finance or AgentWorld/finance-v0) or another env (tau2-mock, release-<id>); "
+                   "`agentworld list` shows them")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample tasks")
     p.set_defaults(func=cmd_show)

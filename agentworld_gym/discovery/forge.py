@@ -22,7 +22,7 @@ from typing import Any
 
 from ..theme import humanize, noun_of
 from ..tools import READ, WRITE, Db, Tool, ToolError
-from ..world import ThemeSpec
+from ..world import ThemeSpec, sql_name
 from .infer import plural, singular
 
 WRITE_KINDS = {"create", "update", "cancel", "delete", "transfer"}
@@ -40,7 +40,7 @@ def _nouns(table: str) -> str:
 
 
 def _rows(db: Db, spec_table: str, where: list[str], params: list, order: str, limit: int | None, offset: int = 0, desc: bool = False) -> list[dict]:
-    sql = f'SELECT * FROM "{spec_table}"' + (" WHERE " + " AND ".join(where) if where else "") + f' ORDER BY "{order}"' + (" DESC" if desc else "")
+    sql = f'SELECT * FROM {sql_name(spec_table)}' + (" WHERE " + " AND ".join(where) if where else "") + f' ORDER BY {sql_name(order)}' + (" DESC" if desc else "")
     if limit is not None:
         sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
     return db.all(sql, params)
@@ -53,7 +53,7 @@ def _check_limit(v) -> int:
 
 
 def _require_row(db: Db, table: str, pk: str, key: Any, noun: str) -> dict:
-    row = db.one(f'SELECT * FROM "{table}" WHERE "{pk}" = ?', (key,))
+    row = db.one(f'SELECT * FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (key,))
     if row is None:
         raise ToolError(f"{noun.capitalize()} {key!r} not found.")
     return row
@@ -91,7 +91,7 @@ def make_fn(t: dict, spec: ThemeSpec):
                 if p["role"] == "fk":
                     ref = p["table"]
                     _require_row(db, ref, pks[ref], kw[p["name"]], _noun(ref))
-                where.append(f'"{p["column"]}" = ?')
+                where.append(f'{sql_name(p["column"])} = ?')
                 args.append(kw[p["name"]])
         return where, args
 
@@ -149,7 +149,7 @@ def make_fn(t: dict, spec: ThemeSpec):
             keys = [k]
         else:
             v = need(kw, loc)
-            keys = [r[pk] for r in db.all(f'SELECT "{pk}" FROM "{table}" WHERE "{loc["column"]}" = ? ORDER BY "{pk}"', (v,))]
+            keys = [r[pk] for r in db.all(f'SELECT {sql_name(pk)} FROM {sql_name(table)} WHERE {sql_name(loc["column"])} = ? ORDER BY {sql_name(pk)}', (v,))]
             if not keys:
                 raise ToolError(f"No {noun} with {humanize(loc['name'])} {v!r}.")
         for p in scopes:
@@ -157,13 +157,13 @@ def make_fn(t: dict, spec: ThemeSpec):
                 parent = _noun(p["table"])
                 _require_row(db, p["table"], pks[p["table"]], kw[p["name"]], parent)
                 for k in keys:
-                    if db.value(f'SELECT "{p["column"]}" FROM "{table}" WHERE "{pk}" = ?', (k,)) != kw[p["name"]]:
+                    if db.value(f'SELECT {sql_name(p["column"])} FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (k,)) != kw[p["name"]]:
                         raise ToolError(f"{noun.capitalize()} {k!r} does not belong to {parent} {kw[p['name']]!r}.")
         return keys
 
     def check_open(db: Db, k) -> None:
         if "terminal" in rules:
-            state = db.value(f'SELECT "{status_col}" FROM "{table}" WHERE "{pk}" = ?', (k,))
+            state = db.value(f'SELECT {sql_name(status_col)} FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (k,))
             if state in terminal:
                 raise ToolError(f"{noun.capitalize()} {k!r} is {state} and can no longer be changed.")
 
@@ -184,7 +184,7 @@ def make_fn(t: dict, spec: ThemeSpec):
         def fn(db: Db, **kw):
             where, args = filters(db, kw)
             if key and key["name"] in kw:
-                where.append(f'"{pk}" = ?')
+                where.append(f'{sql_name(pk)} = ?')
                 args.append(kw[key["name"]])
             order, desc, offset = page_of(kw)
             return _rows(db, table, where, args, order, limit_of(kw), offset, desc)
@@ -199,7 +199,7 @@ def make_fn(t: dict, spec: ThemeSpec):
             text = str(kw[q["name"]]).strip().lower()
             if not text:
                 raise ToolError("The search text must not be empty.")
-            where.append("(" + " OR ".join(f'lower(COALESCE("{c}", \'\')) LIKE ?' for c in t["columns"]) + ")")
+            where.append("(" + " OR ".join(f"lower(COALESCE({sql_name(c)}, '')) LIKE ?" for c in t["columns"]) + ")")
             args += [f"%{text}%"] * len(t["columns"])
             return _rows(db, table, where, args, order, limit_of(kw), offset, desc)
     elif kind == "create":
@@ -218,7 +218,7 @@ def make_fn(t: dict, spec: ThemeSpec):
             newkey = (by_role.get("newkey") or [None])[0]
             if newkey and newkey["name"] in kw:
                 new_id = kw[newkey["name"]]
-                if db.one(f'SELECT 1 FROM "{table}" WHERE "{pk}" = ?', (new_id,)):
+                if db.one(f'SELECT 1 FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (new_id,)):
                     raise ToolError(f"{noun.capitalize()} {new_id!r} already exists.")
             else:
                 new_id = next_key(db, table, pk, prefix, t.get("key_type", "text"))
@@ -267,11 +267,11 @@ def make_fn(t: dict, spec: ThemeSpec):
             keys = targets(db, kw)
             for child, fk_col in children:
                 for k in keys:
-                    n = db.value(f'SELECT COUNT(*) FROM "{child}" WHERE "{fk_col}" = ?', (k,))
+                    n = db.value(f'SELECT COUNT(*) FROM {sql_name(child)} WHERE {sql_name(fk_col)} = ?', (k,))
                     if n:
                         raise ToolError(f"{noun.capitalize()} {k!r} still has {n} {humanize(child)}; remove those first.")
             for k in keys:
-                db.execute(f'DELETE FROM "{table}" WHERE "{pk}" = ?', (k,))
+                db.execute(f'DELETE FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (k,))
             return {pk: keys[0] if len(keys) == 1 else keys, "deleted": len(keys)}
     elif kind == "aggregate":
         group = (by_role.get("fk") or by_role.get("key"))[0]
@@ -281,14 +281,14 @@ def make_fn(t: dict, spec: ThemeSpec):
             k = need(kw, group)
             if group["role"] == "fk":
                 _require_row(db, group["table"], pks[group["table"]], k, _noun(group["table"]))
-            where.append(f'"{group["column"]}" = ?')
+            where.append(f'{sql_name(group["column"])} = ?')
             args.append(k)
             for p in by_role.get("filter", []):
                 if p["name"] in kw:
-                    where.append(f'"{p["column"]}" = ?')
+                    where.append(f'{sql_name(p["column"])} = ?')
                     args.append(kw[p["name"]])
-            agg = f', ROUND(COALESCE(SUM("{col}"), 0), 2) AS total, ROUND(COALESCE(AVG("{col}"), 0), 2) AS average' if col else ""
-            row = db.one(f'SELECT COUNT(*) AS count{agg} FROM "{table}" WHERE ' + " AND ".join(where), args)
+            agg = f", ROUND(COALESCE(SUM({sql_name(col)}), 0), 2) AS total, ROUND(COALESCE(AVG({sql_name(col)}), 0), 2) AS average" if col else ""
+            row = db.one(f'SELECT COUNT(*) AS count{agg} FROM {sql_name(table)} WHERE ' + " AND ".join(where), args)
             return {group["name"]: k, **row}
     elif kind == "transfer":
         src, dst, amt = by_role["from"][0], by_role["to"][0], by_role["amount"][0]
@@ -313,8 +313,8 @@ def make_fn(t: dict, spec: ThemeSpec):
 
 def next_key(db: Db, table: str, pk: str, prefix: str, key_type: str = "text"):
     if key_type == "int":
-        return int(db.value(f'SELECT COALESCE(MAX(CAST("{pk}" AS INTEGER)), 1000) FROM "{table}"')) + 1
-    n = db.value(f'SELECT MAX(CAST(SUBSTR("{pk}", ?) AS INTEGER)) FROM "{table}" WHERE "{pk}" LIKE ?', (len(prefix) + 1, prefix + "%"))
+        return int(db.value(f'SELECT COALESCE(MAX(CAST({sql_name(pk)} AS INTEGER)), 1000) FROM {sql_name(table)}')) + 1
+    n = db.value(f'SELECT MAX(CAST(SUBSTR({sql_name(pk)}, ?) AS INTEGER)) FROM {sql_name(table)} WHERE {sql_name(pk)} LIKE ?', (len(prefix) + 1, prefix + "%"))
     return f"{prefix}{int(n or 1000) + 1}"
 
 

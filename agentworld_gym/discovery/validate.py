@@ -23,7 +23,7 @@ import numpy as np
 
 from ..actions import ToolCall
 from ..tools import Db, Tool, Toolset
-from ..world import ThemeSpec, open_copy
+from ..world import ThemeSpec, open_copy, sql_name
 from .forge import MISSING
 
 TOOL_THRESHOLD = 0.5
@@ -169,12 +169,12 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
     roles = {}
     for p in t["params"]:
         roles.setdefault(p["role"], []).append(p)
-    rows = _rows(ref, f'SELECT * FROM "{table}" ORDER BY "{pk}"')
+    rows = _rows(ref, f'SELECT * FROM {sql_name(table)} ORDER BY {sql_name(pk)}')
     if not rows and kind not in ("create", "list", "lookup", "search"):
         return None
     row = rows[int(rng.integers(len(rows)))] if rows else {}
     args: dict[str, Any] = {}
-    count = lambda conn: conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]  # noqa: E731
+    count = lambda conn: conn.execute(f'SELECT COUNT(*) FROM {sql_name(table)}').fetchone()[0]  # noqa: E731
     loc = (roles.get("locator") or [None])[0]
 
     def target_args() -> list | None:
@@ -238,7 +238,7 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
         for p in t["params"]:
             if p["role"] == "fk":
                 parent = p["table"]
-                keys = [r[0] for r in ref.execute(f'SELECT "{spec.table(parent).pk}" FROM "{parent}"')]
+                keys = [r[0] for r in ref.execute(f'SELECT {sql_name(spec.table(parent).pk)} FROM {sql_name(parent)}')]
                 if not keys:
                     return None
                 args[p["name"]] = keys[int(rng.integers(len(keys)))]
@@ -261,7 +261,7 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
         def check(r, conn):
             if not r.ok or not isinstance(r.data, dict) or pk not in r.data:
                 return False
-            stored = _rows(conn, f'SELECT * FROM "{table}" WHERE "{pk}" = ?', (r.data[pk],))
+            stored = _rows(conn, f'SELECT * FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (r.data[pk],))
             return count(conn) == before + 1 and len(stored) == 1 and all(stored[0][c] == v for c, v in values.items())
         return _Case(args, check, True)
     if kind == "update":
@@ -279,7 +279,7 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
             if "enum" in p["schema"]:
                 options = [v for v in p["schema"]["enum"] if v != row.get(p["column"])] or p["schema"]["enum"]
             elif p["role"] == "fk":
-                options = [r[0] for r in ref.execute(f'SELECT "{spec.table(p["table"]).pk}" FROM "{p["table"]}"')]
+                options = [r[0] for r in ref.execute(f'SELECT {sql_name(spec.table(p["table"]).pk)} FROM {sql_name(p["table"])}')]
             else:
                 options = [r[p["column"]] for r in rows if r.get(p["column"]) is not None and r.get(p["column"]) != row.get(p["column"])]
             if not options:
@@ -290,7 +290,7 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
         _fill_required(t, args, rng)
 
         def check(r, conn):
-            stored = [_rows(conn, f'SELECT * FROM "{table}" WHERE "{pk}" = ?', (k,)) for k in keys]
+            stored = [_rows(conn, f'SELECT * FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (k,)) for k in keys]
             return r.ok and count(conn) == len(rows) and all(len(x) == 1 and all(x[0][c] == v for c, v in changes.items()) for x in stored)
         return _Case(args, check, True)
     if kind == "cancel":
@@ -306,12 +306,12 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
         _fill_required(t, args, rng)
 
         def check(r, conn):
-            got = [conn.execute(f'SELECT "{col}" FROM "{table}" WHERE "{pk}" = ?', (k,)).fetchone() for k in keys]
+            got = [conn.execute(f'SELECT {sql_name(col)} FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (k,)).fetchone() for k in keys]
             return r.ok and count(conn) == len(rows) and all(g is not None and g[0] == value for g in got)
         return _Case(args, check, True)
     if kind == "delete":
         kids = [tuple(x) for x in t.get("children", ())]
-        free = [x for x in rows if not any(ref.execute(f'SELECT 1 FROM "{c}" WHERE "{f}" = ? LIMIT 1', (x[pk],)).fetchone() for c, f in kids)]
+        free = [x for x in rows if not any(ref.execute(f'SELECT 1 FROM {sql_name(c)} WHERE {sql_name(f)} = ? LIMIT 1', (x[pk],)).fetchone() for c, f in kids)]
         if not free:
             return None
         row = free[int(rng.integers(len(free)))]
@@ -321,7 +321,7 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
         _fill_required(t, args, rng)
 
         def check(r, conn):
-            left = sum(conn.execute(f'SELECT COUNT(*) FROM "{table}" WHERE "{pk}" = ?', (k,)).fetchone()[0] for k in keys)
+            left = sum(conn.execute(f'SELECT COUNT(*) FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (k,)).fetchone()[0] for k in keys)
             return r.ok and left == 0 and count(conn) == len(rows) - len(keys)  # those rows are gone, and only those
         return _Case(args, check, True)
     if kind == "aggregate":
@@ -356,7 +356,7 @@ def _valid_case(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, rng) -> _Case
         _fill_required(t, args, rng)
 
         def check(r, conn):
-            got = dict(conn.execute(f'SELECT "{pk}", "{col}" FROM "{table}" WHERE "{pk}" IN (?, ?)', (a[pk], b[pk])).fetchall())
+            got = dict(conn.execute(f'SELECT {sql_name(pk)}, {sql_name(col)} FROM {sql_name(table)} WHERE {sql_name(pk)} IN (?, ?)', (a[pk], b[pk])).fetchall())
             return r.ok and abs(got[a[pk]] - (a[col] - 1.0)) < 0.011 and abs(got[b[pk]] - ((b[col] or 0) + 1.0)) < 0.011
         return _Case(args, check, True)
     return None
@@ -377,24 +377,24 @@ def rule_cases(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, valid_args: di
     one = lambda sql, args=(): ref.execute(sql, args).fetchone()  # noqa: E731
     if "terminal" in t["rules"] and key:
         col, ends = t["terminal"]
-        hit = one(f'SELECT "{pk}" FROM "{table}" WHERE "{col}" IN ({",".join("?" * len(ends))}) LIMIT 1', list(ends))
+        hit = one(f'SELECT {sql_name(pk)} FROM {sql_name(table)} WHERE {sql_name(col)} IN ({",".join("?" * len(ends))}) LIMIT 1', list(ends))
         if hit:
             out.append(_Case({**valid_args, key["name"]: hit[0]}, fails, False, "terminal"))
     if "unchanged" in t["rules"] and key and key["name"] in valid_args:
-        row = _rows(ref, f'SELECT * FROM "{table}" WHERE "{pk}" = ?', (valid_args[key["name"]],))
+        row = _rows(ref, f'SELECT * FROM {sql_name(table)} WHERE {sql_name(pk)} = ?', (valid_args[key["name"]],))
         same = {p["name"]: row[0][p["column"]] for p in t["params"] if p["role"] in ("value", "fk") and p["name"] in valid_args} if row else {}
         if same and all(v is not None for v in same.values()):
             out.append(_Case({**valid_args, **same}, fails, False, "unchanged"))
     if "children" in t["rules"] and key:
         for child, fk in t["children"]:
-            hit = one(f'SELECT "{fk}" FROM "{child}" WHERE "{fk}" IS NOT NULL LIMIT 1')
+            hit = one(f'SELECT {sql_name(fk)} FROM {sql_name(child)} WHERE {sql_name(fk)} IS NOT NULL LIMIT 1')
             if hit:
                 out.append(_Case({**valid_args, key["name"]: hit[0]}, fails, False, "children"))
                 break
     if "ownership" in t["rules"] and key and key["name"] in valid_args:
         for p in (p for p in t["params"] if p["role"] == "fk"):
-            other = one(f'SELECT "{spec.table(p["table"]).pk}" FROM "{p["table"]}" WHERE "{spec.table(p["table"]).pk}" NOT IN '
-                        f'(SELECT "{p["column"]}" FROM "{table}" WHERE "{pk}" = ?) LIMIT 1', (valid_args[key["name"]],))
+            other = one(f'SELECT {sql_name(spec.table(p["table"]).pk)} FROM {sql_name(p["table"])} WHERE {sql_name(spec.table(p["table"]).pk)} NOT IN '
+                        f'(SELECT {sql_name(p["column"])} FROM {sql_name(table)} WHERE {sql_name(pk)} = ?) LIMIT 1', (valid_args[key["name"]],))
             if other:
                 out.append(_Case({**valid_args, p["name"]: other[0]}, fails, False, "ownership"))
                 break
@@ -411,7 +411,7 @@ def rule_cases(t: dict, spec: ThemeSpec, ref: sqlite3.Connection, valid_args: di
             out.append(_Case({**valid_args, p["name"]: "x" * 201}, fails, False, "textcap"))
     if "unique" in t["rules"]:
         p = next(p for p in t["params"] if p["role"] == "newkey")
-        hit = one(f'SELECT "{pk}" FROM "{table}" LIMIT 1')
+        hit = one(f'SELECT {sql_name(pk)} FROM {sql_name(table)} LIMIT 1')
         if hit:
             out.append(_Case({**valid_args, p["name"]: hit[0]}, fails, False, "unique"))
     if "references" in t["rules"]:
@@ -510,20 +510,20 @@ def rule_violations(spec: ThemeSpec, conn: sqlite3.Connection) -> list[str]:
         for c in t.columns:
             if c.gen == "fk":
                 parent = spec.table(c.arg)
-                n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE "{c.name}" IS NOT NULL AND "{c.name}" NOT IN '
-                                 f'(SELECT "{parent.pk}" FROM "{parent.name}")').fetchone()[0]
+                n = conn.execute(f'SELECT COUNT(*) FROM {sql_name(t.name)} WHERE {sql_name(c.name)} IS NOT NULL AND {sql_name(c.name)} NOT IN '
+                                 f'(SELECT {sql_name(parent.pk)} FROM {sql_name(parent.name)})').fetchone()[0]
                 if n:
                     out.append(f"{t.name}.{c.name}: {n} rows refer to a missing {parent.name} row")
             elif c.gen in ("int", "float") and isinstance(c.arg, tuple) and c.arg[0] >= 0:
-                n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE "{c.name}" < 0 OR "{c.name}" > ?', (upper_limit(c),)).fetchone()[0]
+                n = conn.execute(f'SELECT COUNT(*) FROM {sql_name(t.name)} WHERE {sql_name(c.name)} < 0 OR {sql_name(c.name)} > ?', (upper_limit(c),)).fetchone()[0]
                 if n:
                     out.append(f"{t.name}.{c.name}: {n} values outside 0..{upper_limit(c)}")
             elif c.gen == "faker" and c.type == "text":
-                n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE length("{c.name}") > ?', (TEXT_CAP,)).fetchone()[0]
+                n = conn.execute(f'SELECT COUNT(*) FROM {sql_name(t.name)} WHERE length({sql_name(c.name)}) > ?', (TEXT_CAP,)).fetchone()[0]
                 if n:
                     out.append(f"{t.name}.{c.name}: {n} values longer than {TEXT_CAP} characters")
         for a, b in date_pairs(t):
-            n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}" WHERE "{b}" < "{a}"').fetchone()[0]
+            n = conn.execute(f'SELECT COUNT(*) FROM {sql_name(t.name)} WHERE {sql_name(b)} < {sql_name(a)}').fetchone()[0]
             if n:
                 out.append(f"{t.name}: {n} rows end ({b}) before they start ({a})")
     check = spec.extra.get("rule_check") if isinstance(spec.extra, dict) else None

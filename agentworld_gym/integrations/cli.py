@@ -16,9 +16,10 @@ def add_commands(sub) -> None:
 
 
 def cmd_serve_openenv(args) -> int:
+    from ..envs.registry import gym_id
     from .openenv import serve
 
-    env_id = args.theme if args.theme.startswith("AgentWorld/") else f"AgentWorld/{args.theme}-v0"
+    env_id = gym_id(args.theme)
     print(f"OpenEnv server for {env_id} on http://{args.host}:{args.port} (WebSocket sessions at /ws)", flush=True)
     serve(env_id, args.host, args.port, args.max_sessions, difficulty=args.difficulty)
     return 0

@@ -14,7 +14,9 @@ def cmd_serve(args) -> int:
     from .server import serve
 
     serve(args.theme, transport=args.transport, host=args.host, port=args.port, db_seed=args.db_seed,
-          max_sessions=args.max_sessions, auth_token=args.auth_token or os.environ.get("AGENTWORLD_SERVE_TOKEN") or None)
+          max_sessions=args.max_sessions, auth_token=args.auth_token or os.environ.get("AGENTWORLD_SERVE_TOKEN") or None,
+          sessions_per_client=args.sessions_per_client, idle_timeout=args.idle_timeout, read_timeout=args.read_timeout,
+          keep_alive=args.keep_alive, max_connections=args.max_connections)
     return 0
 
 
@@ -26,8 +28,12 @@ def cmd_import(args) -> int:
             raise ConfigError("Expected a release folder: agentworld import agentworld-release PATH (the folder holding environment_mix/ "
                               "or its environments).")
         report = register_release(args.path, build_tasks=not args.no_tasks, unsafe=args.unsafe, progress=not args.json)
-        report["notes"] = [f"{Path(gid).name}: {r['loaded']} release tasks loaded, {r['replayed']} replayed to 1.0, {len(r['dropped'])} dropped"
-                           f"{' (' + '; '.join(f'{q}: {why}' for q, why in r['dropped'].items()) + ')' if r['dropped'] else ''}, "
+        def why(reasons: dict) -> str:
+            return f" ({'; '.join(f'{q}: {r}' for q, r in reasons.items())})" if reasons else ""
+
+        report["notes"] = [f"{Path(gid).name}: {r['questions']} questions, {r['loaded']} release tasks loaded, {r['replayed']} replayed to 1.0, "
+                           f"{len(r['dropped'])} dropped{why(r['dropped'])}, {len(r['not_replayed'])} not deterministic{why(r['not_replayed'])}, "
+                           f"{r['criteria_graded']} success criteria checked, {r['criteria_not_graded']} not graded, "
                            f"{r['synthesized']} synthesized" for gid, r in report["tasks"].items()]
         report["notes"].append(f"remembered in {report['index']}: later processes register these ids on `import agentworld_gym`")
     else:
@@ -58,6 +64,13 @@ def add_commands(sub) -> None:
                    help="worlds kept at once; the least recently used is dropped and its client told 'session expired'")
     p.add_argument("--auth-token", default=None,
                    help="HTTP: require 'Authorization: Bearer TOKEN' on every request (default: $AGENTWORLD_SERVE_TOKEN, else none)")
+    p.add_argument("--sessions-per-client", type=int, default=16,
+                   help="worlds one client (an IP address on HTTP) may hold at once; start_session past it is refused")
+    p.add_argument("--idle-timeout", type=float, default=900.0,
+                   help="seconds without a call after which a session and its world end (its client is told 'session expired')")
+    p.add_argument("--read-timeout", type=float, default=30.0, help="HTTP: seconds a request body may take to arrive (else 408)")
+    p.add_argument("--keep-alive", type=float, default=5.0, help="HTTP: seconds an idle keep-alive connection stays open")
+    p.add_argument("--max-connections", type=int, default=256, help="HTTP: connections served at once (503 beyond)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("import", help="register external environments (Agent-World release, tau2-bench)")

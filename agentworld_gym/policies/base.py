@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..checks import Number
 from ..errors import ConfigError
 from ..spaces import sample_value
 
@@ -49,6 +50,7 @@ class RandomPolicy:
     """Well-formed random calls to the env's tools; submits a random observed value with prob `p_submit`."""
 
     def __init__(self, seed: int | None = None, p_submit: float = 0.15):
+        Number(integer=False, low=0, high=1).check("p_submit", p_submit)
         self.rng = np.random.default_rng(seed)
         self.p_submit = p_submit
 

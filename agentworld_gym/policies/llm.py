@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..checks import Number, check_values
 from ..errors import AgentWorldError, ConfigError, require
 
 log = logging.getLogger(__name__)
@@ -405,6 +406,7 @@ class HFPolicy:
 
     def __init__(self, model: Any = SMOLLM2_ALIAS, tokenizer=None, max_new_tokens: int = 96, temperature: float = 0.0,
                  device: str | None = None, max_context: int = 2048, dtype: str | None = None):
+        check_values({"max_new_tokens": max_new_tokens, "temperature": temperature, "max_context": max_context})  # before loading
         if isinstance(model, str):
             model, tokenizer = load_model(model, device, dtype=dtype)
         elif tokenizer is None:
@@ -532,6 +534,9 @@ class OpenAIPolicy:
 
     def __init__(self, model: str, base_url: str = "http://localhost:8000/v1", api_key: str | None = None,
                  temperature: float = 0.0, max_tokens: int = 256, timeout: float = 30.0):
+        Number(integer=False, low=0, high=10).check("temperature", temperature)
+        Number(low=1).check("max_tokens", max_tokens)
+        Number(integer=False, low=0, open_low=True).check("timeout", timeout)
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY", "none")

@@ -11,6 +11,7 @@ its instruction is a goal (`audit.wording_problems`: no narrated steps, no decoy
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from functools import lru_cache
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..errors import TaskError
 from ..policies.null import CONSTANT_ANSWERS, first_value
-from ..tasks import Task, _items, _number, _text, answers_match, verify
+from ..tasks import Task, _items, _number, _text, answer_type_of, answers_match, verify
 from ..theme import Theme
 from .audit import wording_problems
 from .facts import facts, same_rows, same_tables
@@ -79,7 +80,8 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
                 continue
             if level != difficulty:
                 task.features["requested_difficulty"] = difficulty
-            return task
+            # record the type the grader reads the gold as ("text" that is a date or an id says so)
+            return dataclasses.replace(task, answer_type=answer_type_of(task.answer, task.answer_type))
     raise TaskError(errors[-1] if len(errors) == 1 else " / ".join(errors))
 
 

@@ -39,16 +39,22 @@ def synth_tasks(theme_id: str, difficulty: int, n: int, seed: int = 0, kind: str
 
 
 def cmd_synth(args) -> int:
+    from ..checks import atomic_output
+    from ..envs import get_theme
+
+    get_theme(args.theme)  # an unknown theme fails before the output is touched
     start, count = time.perf_counter(), 0
-    with open(args.out, "w", encoding="utf-8") as f:
-        try:
+    try:
+        # written beside the output and moved onto it at the end: a failure leaves an existing file as it was;
+        # Ctrl-C still moves the tasks written so far into place (nothing finished is lost)
+        with atomic_output(args.out, keep_partial_on_interrupt=True) as f:
             for task in synth_tasks(args.theme, args.difficulty, args.n, args.seed, args.kind, args.db_seed, args.fallback):
                 f.write(task.to_json() + "\n")
-                f.flush()  # Ctrl-C loses nothing already written
+                f.flush()
                 count += 1
-        except KeyboardInterrupt:
-            print(f"interrupted: {count} tasks written to {args.out}", file=sys.stderr)
-            return 130
+    except KeyboardInterrupt:
+        print(f"interrupted: {count} tasks written to {args.out}", file=sys.stderr)
+        return 130
     elapsed = time.perf_counter() - start
     print(f"{count} tasks written to {args.out} ({count / max(elapsed, 1e-9):.0f} verified tasks/s)")
     return 0

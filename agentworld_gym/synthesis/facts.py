@@ -20,11 +20,14 @@ from typing import Any
 from ..actions import ToolCall
 from ..theme import Theme
 from ..tools import ToolResult
-from ..world import _authorizer, open_copy
+from ..world import _authorizer, open_copy, sql_name
 
 READ_MEMO_SIZE = 50_000  # reads remembered per world (cleared when full: memory stays bounded)
 _ENCODE = json.JSONEncoder(default=str).encode  # the same text as json.dumps(row, default=str)
-_WRITE_SQL = re.compile(r'^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`\[]?(\w+)', re.I)
+# The statement's verb, then its table as SQLite accepts it: "double quoted" ("" inside is one "), `backticked`,
+# [bracketed] or a bare word; the whole name is kept (`posts/drops`, not `posts`).
+_WRITE_SQL = re.compile(r'^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+'
+                        r'(?:"((?:[^"]|"")*)"|`((?:[^`]|``)*)`|\[([^\]]*)\]|(\w+))', re.I)
 
 
 _MAY_WRITE = frozenset("IiRrUuDd \t\n\r")  # how the statements `written_table` matches can begin
@@ -35,7 +38,14 @@ _NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN|COMMIT|EN
 def written_table(sql: str) -> str | None:
     """The table an INSERT / REPLACE / UPDATE / DELETE statement writes to (None for anything else)."""
     m = _WRITE_SQL.match(sql)
-    return m.group(1) if m else None
+    if m is None:
+        return None
+    double, back, bracket, bare = m.groups()
+    if double is not None:
+        return double.replace('""', '"')
+    if back is not None:
+        return back.replace("``", "`")
+    return bracket if bracket is not None else bare
 
 
 class Run:
@@ -201,7 +211,9 @@ class Facts:
         self._lock = threading.Lock()
         names = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         self.table_names = frozenset(names)
-        self._table_names = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b") if names else None
+        # whole names only: no word character on either side (a lookaround, not \\b, so names that begin or end
+        # with punctuation match too)
+        self._table_names = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)") if names else None
         self._named_in: dict[str, frozenset] = {}
         self._related: dict[tuple[str, str], dict] = {}
 
@@ -243,7 +255,7 @@ class Facts:
         """Distinct non-null values of a column, sorted (deterministic)."""
         key = (table, column)
         if key not in self._values:
-            rows = self._conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL ORDER BY 1')
+            rows = self._conn.execute(f'SELECT DISTINCT {sql_name(column)} FROM {sql_name(table)} WHERE {sql_name(column)} IS NOT NULL ORDER BY 1')
             self._values[key] = tuple(r[0] for r in rows)
         return self._values[key]
 
@@ -251,7 +263,7 @@ class Facts:
         """How many rows hold `value` in `column` (1 = the value identifies one row)."""
         key = (table, column)
         if key not in self._counts:
-            rows = self._conn.execute(f'SELECT "{column}", COUNT(*) FROM "{table}" GROUP BY 1')
+            rows = self._conn.execute(f'SELECT {sql_name(column)}, COUNT(*) FROM {sql_name(table)} GROUP BY 1')
             self._counts[key] = dict(rows.fetchall())
         return self._counts[key].get(value, 0)
 
@@ -282,7 +294,7 @@ class Facts:
                 if rows is not None:
                     rows[t] = self.initial_rows(t)
                 continue
-            fetched = conn.execute(f'SELECT * FROM "{t}"').fetchall()
+            fetched = conn.execute(f'SELECT * FROM {sql_name(t)}').fetchall()
             counted = Counter(fetched)
             if rows is not None:
                 rows[t] = counted
@@ -327,7 +339,7 @@ class Facts:
 
     def _initial_sorted(self, table: str) -> list[str]:
         if table not in self._initial_sorted_texts:
-            self._initial_sorted_texts[table] = self._sorted_texts(table, self._conn.execute(f'SELECT * FROM "{table}"').fetchall())
+            self._initial_sorted_texts[table] = self._sorted_texts(table, self._conn.execute(f'SELECT * FROM {sql_name(table)}').fetchall())
         return self._initial_sorted_texts[table]
 
     def _initial_text(self, table: str) -> bytes:
@@ -339,7 +351,7 @@ class Facts:
         """A table's rows as a multiset: equal for two copies exactly when their state hashes of the table
         are equal (column affinity fixes each column's type), at a fraction of the cost (no JSON).
         Compare them with `same_rows`."""
-        return Counter(conn.execute(f'SELECT * FROM "{table}"').fetchall())
+        return Counter(conn.execute(f'SELECT * FROM {sql_name(table)}').fetchall())
 
     def initial_rows(self, table: str) -> Counter:
         if table not in self._initial_rows:
@@ -351,7 +363,7 @@ class Facts:
         caller knows the others are equal); stops at the first table that differs, and compares row counts
         first (a left-out insert or delete shows there without reading the rows)."""
         tables = list(expected) if tables is None else [t for t in expected if t in tables]
-        if any(conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] != expected[t].total() for t in tables):
+        if any(conn.execute(f'SELECT COUNT(*) FROM {sql_name(t)}').fetchone()[0] != expected[t].total() for t in tables):
             return False
         return all(same_rows(self.rows(conn, t), expected[t]) for t in tables)
 
@@ -370,8 +382,8 @@ class Facts:
                     if k in pair and k not in cols:
                         cols[k] = c.name
                 if len(cols) == 2 and key != other:
-                    for a, b in self._conn.execute(f'SELECT DISTINCT "{cols[key]}", "{cols[other]}" FROM "{t.name}" '
-                                                   f'WHERE "{cols[key]}" IS NOT NULL AND "{cols[other]}" IS NOT NULL'):
+                    for a, b in self._conn.execute(f'SELECT DISTINCT {sql_name(cols[key])}, {sql_name(cols[other])} FROM {sql_name(t.name)} '
+                                                   f'WHERE {sql_name(cols[key])} IS NOT NULL AND {sql_name(cols[other])} IS NOT NULL'):
                         found.setdefault(a, set()).add(b)
             self._related[pair] = {a: tuple(sorted(bs, key=lambda v: (type(v).__name__, v))) for a, bs in found.items()}
         return self._related[pair].get(value, ())

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import TaskError
 from ..tasks import Task
 from ..theme import Theme, humanize
+from ..world import sql_name
 from . import persona as P
 from . import wording as W
 from .facts import facts
@@ -96,7 +97,7 @@ def _candidates(theme: Theme, t: dict, rng, db_seed: int) -> list[tuple[str, dic
     key = _key_param(t)
     if key is None:
         return []
-    cur = fx._conn.execute(f'SELECT * FROM "{table}" ORDER BY 1')
+    cur = fx._conn.execute(f'SELECT * FROM {sql_name(table)} ORDER BY 1')
     names = [d[0] for d in cur.description]
     rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     if not rows:

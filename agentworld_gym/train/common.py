@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -30,7 +31,8 @@ def training_themes(themes: Sequence[str] | None = None) -> list[str]:
     from ..bench import heldout_themes
 
     held = heldout_themes()
-    chosen = list(themes) if themes else [t for t in envs.theme_ids(source="flagship")]
+    # a name in any form (`finance`, `AgentWorld/finance-v0`) is the theme's id before the held-out check, which compares ids
+    chosen = [envs.registry.get_entry(t).id for t in themes] if themes else [t for t in envs.theme_ids(source="flagship")]
     leaked = [t for t in chosen if t in held] if themes else []
     if leaked:
         raise ConfigError(f"Expected training themes outside the held-out suite, got {leaked}. Pick other themes.")
@@ -190,17 +192,64 @@ MANIFEST = "manifest.json"
 
 
 def _manifest(path: Path) -> dict:
-    return {str(f.relative_to(path)): f.stat().st_size for f in sorted(path.rglob("*")) if f.is_file() and f.name != MANIFEST}
+    return {str(f.relative_to(path)): {"size": f.stat().st_size, "sha256": _sha256(f)}
+            for f in sorted(path.rglob("*")) if f.is_file() and f.name != MANIFEST}
 
 
-def checkpoint_complete(path: Path) -> bool:
-    """True when `path` holds every file its manifest lists, at the listed sizes."""
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def checkpoint_problem(path: Path, hashes: bool = True) -> str | None:
+    """Why `path` is not a checkpoint to resume from (None when it is): its manifest, written last, must list
+    the state file, and every listed file must be there with its size and (with `hashes`) its SHA-256, so a
+    file damaged in place, even at the same size, is caught. Manifests from before hashes were recorded are
+    checked by size."""
     try:
         listed = json.loads((path / MANIFEST).read_text())["files"]
     except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return isinstance(listed, dict) and STATE_FILE in listed and all(
-        (path / name).is_file() and (path / name).stat().st_size == size for name, size in listed.items())
+        return "its manifest is missing or unreadable"
+    if not isinstance(listed, dict) or STATE_FILE not in listed:
+        return f"its manifest does not list {STATE_FILE}"
+    for name, entry in listed.items():
+        file = path / name
+        size, digest = (entry.get("size"), entry.get("sha256")) if isinstance(entry, dict) else (entry, None)
+        if not file.is_file():
+            return f"{name} is missing"
+        if file.stat().st_size != size:
+            return f"{name} has {file.stat().st_size} bytes, the manifest says {size}"
+        if hashes and digest is not None and _sha256(file) != digest:
+            return f"{name} does not match its content hash"
+    return None
+
+
+def checkpoint_complete(path: Path, hashes: bool = True) -> bool:
+    """True when `path` holds every file its manifest lists, at the listed sizes and content hashes."""
+    return checkpoint_problem(path, hashes) is None
+
+
+def cleans_up_new_run_folder(train):
+    """Decorate train(cfg): when it fails (or is interrupted) before its first checkpoint, the run folder it
+    created is removed, so a failed command leaves nothing behind; a folder that existed, or that holds a
+    checkpoint to resume from, is kept."""
+    import functools
+
+    @functools.wraps(train)
+    def run(cfg, *args, **kwargs):
+        out = Path(cfg.out_dir)
+        existed = out.exists()
+        try:
+            return train(cfg, *args, **kwargs)
+        except BaseException:
+            if not existed and out.is_dir() and not any(p.is_dir() for p in out.glob(CKPT_PREFIX + "*")):
+                shutil.rmtree(out, ignore_errors=True)
+            raise
+
+    return run
 
 
 def latest_checkpoint(out_dir: str | Path) -> Path | None:
@@ -208,17 +257,17 @@ def latest_checkpoint(out_dir: str | Path) -> Path | None:
     for path in sorted(Path(out_dir).glob(CKPT_PREFIX + "*"), reverse=True):
         if not path.is_dir() or path.name.endswith(".part"):
             continue
-        if checkpoint_complete(path):
+        problem = checkpoint_problem(path)
+        if problem is None:
             return path
-        warnings.warn(f"Skipping the incomplete checkpoint {path} (its manifest is missing or does not match its files); "
-                      "resuming from an older one.", stacklevel=2)
+        warnings.warn(f"Skipping the incomplete checkpoint {path} ({problem}); resuming from an older one.", stacklevel=2)
     return None
 
 
 def save_checkpoint(out_dir: Path, step: int, model, tokenizer, optimizer, extra: dict[str, Any], keep: int = 1) -> Path:
     """model (or LoRA adapter) + optimizer + RNG + step (+ extra) under out_dir/ckpt-<step>; older ones pruned.
 
-    Everything is written to a hidden temporary folder, a manifest (file names and sizes) last, and the folder
+    Everything is written to a hidden temporary folder, a manifest (file names, sizes, SHA-256) last, and the folder
     is renamed into place, so a kill at any moment leaves either the whole checkpoint or none of it."""
     import torch
 
@@ -234,7 +283,7 @@ def save_checkpoint(out_dir: Path, step: int, model, tokenizer, optimizer, extra
     _write_synced(tmp / MANIFEST, json.dumps({"step": step, "files": _manifest(tmp)}))
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
-    complete = [p for p in sorted(out_dir.glob(CKPT_PREFIX + "*")) if checkpoint_complete(p)]
+    complete = [p for p in sorted(out_dir.glob(CKPT_PREFIX + "*")) if checkpoint_complete(p, hashes=False)]  # sizes suffice to prune
     for old in complete[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
@@ -280,7 +329,23 @@ class MetricsLog:
 
     @staticmethod
     def read(path: Path) -> list[dict]:
-        return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+        """The rows; a line that is not a JSON object (a write torn by a kill) is skipped with a warning."""
+        rows, torn = [], []
+        for number, line in enumerate(Path(path).read_text(errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                row = None
+            if isinstance(row, dict):
+                rows.append(row)
+            else:
+                torn.append(number)
+        if torn:
+            warnings.warn(f"Skipping {len(torn)} unreadable line(s) of {path} (line {', '.join(map(str, torn[:5]))}): "
+                          "a write cut short by a kill; the rows around them are kept.", stacklevel=2)
+        return rows
 
     def write(self, row: dict) -> None:
         with open(self.path, "a") as f:

@@ -8,6 +8,7 @@ clip, optional KL to a frozen reference, tool-observation tokens masked out, gra
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections import defaultdict
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, check_choice
 from ..tasks import Task
 from . import common
 
@@ -96,6 +97,14 @@ class GRPOConfig:
     """show a progress bar"""
     ray_workers: int = 0
     """play rollouts on this many Ray actors (0: in this process); see train/ray_rollouts.py"""
+
+    def __post_init__(self):
+        """Every value checked before any work or write (the command line builds this first)."""
+        from ..checks import check_values
+        from ..synthesis import KINDS
+
+        check_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, "grpo")
+        check_choice("task_kind", self.task_kind, KINDS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,6 +303,7 @@ def _accelerator():
     return Accelerator(cpu=not torch.cuda.is_available())
 
 
+@common.cleans_up_new_run_folder
 def train_grpo(cfg: GRPOConfig) -> str:
     """Run (or resume) GRPO; returns the final checkpoint dir (merged weights, from_pretrained-able)."""
     import copy
@@ -344,7 +354,7 @@ def train_grpo(cfg: GRPOConfig) -> str:
             raise ConfigError("Expected either several processes (accelerate/torchrun) or ray_workers, got both.")
         from .ray_rollouts import RayRollouts
 
-        remote = RayRollouts(cfg, cfg.ray_workers)
+        remote = RayRollouts(cfg, cfg.ray_workers, rollout)
 
     bar = tqdm(total=cfg.steps, initial=step, desc="grpo", disable=not cfg.progress or not is_main)
     while step < cfg.steps:

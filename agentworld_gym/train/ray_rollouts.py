@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import require
@@ -20,29 +21,28 @@ from ..tasks import Task
 class RolloutActor:
     """One Ray worker: a policy copy and the envs of its share of the episodes."""
 
-    def __init__(self, cfg: Any):
+    def __init__(self, cfg: Any, rollout: Callable):
         import torch
 
-        from . import common
+        from .common import load_start_model
 
         torch.set_num_threads(1)  # one core per actor; Ray gives each actor one CPU
-        self.cfg = cfg
-        self.model, self.tok = common.load_start_model(cfg.model, None, cfg.lora, cfg.lora_r, "cpu")
+        self.cfg, self.rollout = cfg, rollout
+        self.model, self.tok = load_start_model(cfg.model, None, cfg.lora, cfg.lora_r, "cpu")
 
     def play(self, weights: dict, tasks: list[Task], seed: int) -> list[dict]:
         import torch
 
-        from .grpo import rollout
-
         torch.manual_seed(seed)
         self.model.load_state_dict(weights)
-        return rollout(self.model, self.tok, tasks, self.cfg)
+        return self.rollout(self.model, self.tok, tasks, self.cfg)
 
 
 class RayRollouts:
     """`rollouts(model, tasks, seed)` -> trajectories in task order, as `grpo.rollout` returns them."""
 
-    def __init__(self, cfg: Any, workers: int):
+    def __init__(self, cfg: Any, workers: int, rollout: Callable):
+        """`rollout` is `grpo.rollout`, passed in (not imported) so that grpo and this module do not import each other."""
         self.ray = require("ray", "scale")
         if not self.ray.is_initialized():
             address = os.environ.get("RAY_ADDRESS")
@@ -51,7 +51,7 @@ class RayRollouts:
         # the actors need neither the task pool nor the sampler: they get their tasks per call
         actor_cfg = dataclasses.replace(cfg, tasks=None, sampler=None, progress=False)
         remote = self.ray.remote(num_cpus=1)(RolloutActor)
-        self.actors = [remote.remote(actor_cfg) for _ in range(workers)]
+        self.actors = [remote.remote(actor_cfg, rollout) for _ in range(workers)]
 
     def __call__(self, model, tasks: list[Task], seed: int) -> list[dict]:
         weights = self.ray.put({k: v.detach().cpu() for k, v in model.state_dict().items()})

@@ -3,6 +3,7 @@ assistant tokens only."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import check_choice
 from ..tasks import Task
 from . import common
 
@@ -71,6 +73,14 @@ class SFTConfig:
     """show a progress bar"""
     examples: list[Any] = field(default_factory=list, repr=False)
     """(advanced) pre-encoded examples (ids, mask); filled by train_sft when empty"""
+
+    def __post_init__(self):
+        """Every value checked before any work or write (the command line builds this first)."""
+        from ..checks import check_values
+        from ..synthesis import KINDS
+
+        check_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, "sft")
+        check_choice("task_kind", self.task_kind, KINDS)
 
 
 def oracle_dialogue(task: Task, max_turns: int = 8, detour: dict | None = None) -> list[dict]:
@@ -174,6 +184,7 @@ def accumulate_masked_lm_loss(model, batch: list[tuple[list[int], list[int]]], p
     return loss
 
 
+@common.cleans_up_new_run_folder
 def train_sft(cfg: SFTConfig) -> str:
     """Run (or resume) cold-start SFT; returns the final checkpoint dir (merged weights, from_pretrained-able)."""
     import torch
