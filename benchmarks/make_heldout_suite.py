@@ -45,7 +45,7 @@ from tqdm import tqdm
 
 from agentworld_gym import envs
 from agentworld_gym.errors import AgentWorldError
-from agentworld_gym.synthesis import LEVELS, synthesize_task
+from agentworld_gym.synthesis import LEVELS, person_requests, synthesize_task
 from agentworld_gym.tasks import save_tasks
 
 OUT = Path(__file__).resolve().parent / "suites" / "heldout"
@@ -278,7 +278,8 @@ if __name__ == "__main__":
     a = p.parse_args()
     args = Args(a.themes_per_category, a.tasks_per_level, a.seed, a.fallback, a.out, a.fresh)
     if a.v3:
-        freeze_v3(dataclasses.replace(args, out=str(OUT_V3) if a.out == str(OUT) else a.out))
+        with person_requests():  # tasks v3 is opt-in (synthesis.persona.enabled)
+            freeze_v3(dataclasses.replace(args, out=str(OUT_V3) if a.out == str(OUT) else a.out))
     elif a.redo:
         for entry in a.redo:
             redo(entry, args)

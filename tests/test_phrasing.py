@@ -15,8 +15,15 @@ from openai_standin import StandInServer
 
 import agentworld_gym  # noqa: F401
 from agentworld_gym.errors import PhrasingError
-from agentworld_gym.synthesis import synthesize_task
+from agentworld_gym.synthesis import person_requests, synthesize_task
 from agentworld_gym.synthesis.phrasing import forbidden, needed, rephrase_task
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _person_requests():
+    """Tasks v3 is opt-in (`persona.enabled`): these tests turn it on for themselves."""
+    with person_requests():
+        yield
 
 
 class RewritingStandIn(StandInServer):

@@ -24,6 +24,13 @@ from agentworld_gym.tasks import Task
 FLAGSHIPS = sorted(e.id for e in entries() if e.source == "flagship")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _person_requests():
+    """Tasks v3 is opt-in (`persona.enabled`): these tests turn it on for themselves."""
+    with P.person_requests():
+        yield
+
+
 @pytest.fixture(scope="module")
 def sample() -> list[Task]:
     """Two tasks per flagship theme and level, mixed kinds, as env.reset asks (fallback)."""

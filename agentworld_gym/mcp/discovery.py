@@ -10,8 +10,9 @@ Works on any `Backend` (an MCP server, a tau2 domain, an Agent-World release env
   3. graph: an edge A -> B when a value A returned was accepted by B (3 = a required argument,
      2 = an optional one); A -> B = 1 otherwise;
   4. tasks: weight-biased walks over the graph, each run on a fresh state; the gold chain is
-     replayed on another fresh state and kept only when it gives the same outputs and state, and
-     when every call before the last feeds a later one (each gold call is needed). The request is a
+     replayed on another fresh state and kept only when it gives the same outputs and state. With
+     tasks v3 on (`synthesis.persona.enabled`), also only when every call before the last feeds a
+     later one (each gold call is needed), and the request is a
      goal in a person's words (a reason, then what they want known or done with the facts they know;
      a value from an earlier result is described by where it comes from), never a numbered script.
 """
@@ -28,6 +29,7 @@ import numpy as np
 
 from ..actions import ToolCall
 from ..spaces import sample_value
+from ..synthesis.persona import enabled
 from ..tasks import Task
 from ..theme import humanize
 
@@ -262,6 +264,14 @@ def _request(chain: list[dict], fed: dict, question: str, wrote: bool, rng) -> s
     return frame(goal, "count" if question.startswith("How many") else "ask", rng)
 
 
+def _steps(chain: list[dict], question: str) -> str:
+    """The classic request: the calls as numbered steps, then the question or a closing "confirm" line."""
+    steps = [f"{humanize(c['name'])} with " + ", ".join(f"{humanize(k)} {v}" for k, v in c["arguments"].items()) if c["arguments"]
+             else humanize(c["name"]) for c in chain]
+    body = steps[0][0].upper() + steps[0][1:] + "." if len(steps) == 1 else "\n".join(f"{i}. {s[0].upper() + s[1:]}." for i, s in enumerate(steps, 1))
+    return body + ("\n" + question if question else "\nThen confirm when it is done.")
+
+
 def discover_tasks(backend, n_tasks: int = 5, seed: int = 0, examples: dict[str, dict[str, list]] | None = None,
                    max_calls: int = 3, attempts: int = 40, probes_per_tool: int = 3) -> DiscoveryReport:
     """Probe, build the graph, and synthesize up to `n_tasks` verified tasks (see the module doc)."""
@@ -308,11 +318,12 @@ def discover_tasks(backend, n_tasks: int = 5, seed: int = 0, examples: dict[str,
         if answer_type == "none" and not wrote:
             continue
         key = json.dumps(chain, sort_keys=True, default=str)
-        fed = _feeds(chain, [_data(r) for r in replay])
+        person = enabled()  # tasks v3 (opt-in): a goal in a person's words, every gold call needed
+        fed = _feeds(chain, [_data(r) for r in replay]) if person else {}
         if key in seen or fed is None:
             continue  # a repeat, or a call whose result no later call needs (the request would have to narrate it)
         seen.add(key)
-        instruction = _request(chain, fed, question, wrote, rng)
+        instruction = _request(chain, fed, question, wrote, rng) if person else _steps(chain, question)
         digest = hashlib.sha1(f"{backend.id}|{key}".encode()).hexdigest()[:10]
         report.tasks.append(Task(id=f"{backend.id}-d-{digest}", theme=backend.id, kind="imported", instruction=instruction,
                                  difficulty=min(5, len(chain)), solution=tuple(chain), answer=answer, answer_type=answer_type,

@@ -17,7 +17,7 @@ from functools import lru_cache
 from ..tasks import Task
 from ..theme import Theme, humanize
 from . import wording as W
-from .persona import LOCATOR
+from .persona import LOCATOR, enabled
 
 RULES = ("step_leak", "decoy", "unused_call", "self_cancelling", "ambiguous_reference", "page_size_answer", "column_phrase",
          "query_locator")
@@ -27,8 +27,6 @@ _DECOY = re.compile(r"\bcareful\b|\bleave (?:it|them) out\b|\bis a different \w+
 # "that account" / "those orders" / "the first order listed": pointers whose referent the user never named
 _POINTER = re.compile(r"\b(?:that|those|this|these)\s+(?!(?:have|has|had|cannot|can|are|is|was|were|will|would|does|do|did|it|they|we|you|i|he|she|the|a|an|its|their)\b)[a-z]+"
                       r"|\bthe first \w+(?: \w+)? (?:listed|it lists)\b|\bfrom (?:the )?(?:previous|earlier) (?:step|result)\b", re.I)
-
-
 
 
 def _blanked(task: Task) -> str:
@@ -61,7 +59,7 @@ def wording_problems(theme: Theme, task: Task) -> list[str]:
         problems.append("decoy")
     if _POINTER.search(text):
         problems.append("ambiguous_reference")
-    if LOCATOR.search(task.instruction):
+    if enabled() and LOCATOR.search(task.instruction):  # tasks v3 (opt-in): classic tasks keep their search locators
         problems.append("query_locator")
     return problems
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -59,7 +59,7 @@ class Level:
 LEVELS: dict[int, Level] = {
     1: Level((1, 1), 4.0, 0.0, 0, False, 0),
     2: Level((2, 2), 4.0, 0.0, 1, False, 0),
-    3: Level((2, 3), 2.0, 0.4, 1, True, 1),  # a lookup per listed record: the depth level 3 asks for (`depth.MIN_DEPENDENT`)
+    3: Level((2, 3), 2.0, 0.4, 1, False, 1),
     4: Level((3, 4), 1.0, 0.6, 1, True, 1),
     5: Level((4, 6), 0.5, 0.8, 2, True, 1),
 }
@@ -79,6 +79,8 @@ def knobs(lv: Level) -> dict:
 def level(difficulty: int) -> Level:
     if difficulty not in LEVELS:
         raise TaskError(f"Expected difficulty 1-5, got {difficulty!r}.")
+    if difficulty == 3 and P.enabled():  # tasks v3: a lookup per listed record, the depth level 3 asks for (`depth.MIN_DEPENDENT`)
+        return replace(LEVELS[3], lookups=True)
     return LEVELS[difficulty]
 
 
@@ -684,13 +686,47 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     if not last.writes and answer_type == "none":
         return None  # the last lookup would answer nothing
     requests = [_request(theme, walk, i) for i, c in enumerate(calls) if theme.toolset[c.name].writes]
-    instruction = W.goal(requests, question or "Let me know once it is done.")
-    # a person's request: records named by what a person knows, found by reads that open the gold
+    person = P.enabled()  # tasks v3 (opt-in): a person's request with a depth floor
+    instruction = W.goal(requests, question or ("Let me know once it is done." if person else "Tell me when it is done."))
+    solution = tuple({"name": c.name, "arguments": dict(c.arguments)} for c in calls)
+    v3: dict = {}
+    if person:
+        made = _as_person(theme, fx, walk, difficulty, rng, instruction, solution, outputs, path, answer, answer_type, wrote)
+        if made is None:
+            return None
+        instruction, solution, path, v3 = made
+    strong = sum(1 for k in walk.edge_kinds if k == STRONG)
+    features = {
+        "calls": len(solution),
+        "distinct_tools": len({c["name"] for c in solution}),
+        "writes": sum(1 for c in calls if theme.toolset[c.name].writes),
+        "weak_share": round(1 - strong / len(walk.edge_kinds), 3) if walk.edge_kinds else 0.0,
+        "chained_args": sum(len(r) for r in walk.refs),
+        "aggregation": 0,
+        "branching": 0,
+        "distractors": lookalikes(fx, walk.given),
+        "answer_path": path,
+        **{k: v for k, v in v3.items() if k != "unique"},
+        "unique": [list(u) for u in walk.unique] + v3.get("unique", []),
+        "knobs": knobs(lv),
+    }
+    return Task(
+        id=task_id(theme, "graph", difficulty, seed, db_seed, repr(solution)), theme=theme.id, kind="graph",
+        instruction=instruction, difficulty=difficulty, solution=solution, answer=answer, answer_type=answer_type,
+        state_tables=tables, state_hash=final, db_seed=db_seed, features=features,
+    )
+
+
+def _as_person(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, rng, instruction: str, solution: tuple, outputs: list,
+               path, answer, answer_type: str, wrote: bool):
+    """Tasks v3 (`persona.enabled`): the request as a person makes it (records named by what a person knows,
+    found by reads that open the gold, a speaker with a reason), kept only at the level's depth floor.
+    (instruction, solution, answer path, v3 features), or None for a candidate v3 rejects."""
     instruction, found, identity = P.personalize(theme, fx, instruction, walk.given)
     if P.keeps_ids(theme, instruction, walk.given, rng):
         return None  # a record named by its row id: most such candidates give way to one a person can name
     reads = P.gold_reads(found)
-    solution = tuple([*reads, *({"name": c.name, "arguments": dict(c.arguments)} for c in calls)])
+    solution = (*reads, *solution)
     if path is not None:
         path = [path[0] + len(reads), *path[1:]]
     outputs = [*(D.outputs_of(fx, reads) or [None] * len(reads)), *outputs] if reads else outputs
@@ -703,25 +739,5 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
         return None
     kind = "change" if wrote else "count" if path and path[1] == "#count" else "ask"
     instruction = P.frame(instruction, kind, _phrase_rng(solution), identity)
-    strong = sum(1 for k in walk.edge_kinds if k == STRONG)
-    features = {
-        "calls": len(solution),
-        "distinct_tools": len({c["name"] for c in solution}),
-        "writes": sum(1 for c in calls if theme.toolset[c.name].writes),
-        "weak_share": round(1 - strong / len(walk.edge_kinds), 3) if walk.edge_kinds else 0.0,
-        "chained_args": sum(len(r) for r in walk.refs),
-        "aggregation": 0,
-        "branching": 0,
-        "distractors": lookalikes(fx, walk.given),
-        "answer_path": path,
-        "dependent_lookups": dependent,
-        "resolved": len(found),
-        "resolving_reads": len(reads),
-        "unique": [list(u) for u in walk.unique] + [list(u) for r in found for u in r.unique],
-        "knobs": knobs(lv),
-    }
-    return Task(
-        id=task_id(theme, "graph", difficulty, seed, db_seed, repr(solution)), theme=theme.id, kind="graph",
-        instruction=instruction, difficulty=difficulty, solution=solution, answer=answer, answer_type=answer_type,
-        state_tables=tables, state_hash=final, db_seed=db_seed, features=features,
-    )
+    return instruction, solution, path, {"dependent_lookups": dependent, "resolved": len(found), "resolving_reads": len(reads),
+                                         "unique": [list(u) for r in found for u in r.unique]}

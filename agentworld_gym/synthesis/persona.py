@@ -23,8 +23,11 @@ field is about), and the request itself.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
+import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -32,6 +35,35 @@ from typing import Any
 from ..theme import Theme, humanize, noun_of
 from . import wording as W
 from .facts import Facts
+
+# Tasks v3 is opt-in: every v3 behaviour of synthesis (person-style requests, depth floors, the stricter
+# cheap-strategy checks, discovery goals) runs only when `enabled()`; off, synthesis makes exactly the
+# classic tasks. Why it is not the default: docs/tasks.md ("Opt-in").
+REQUESTS = ("classic", "person")
+_REQUESTS: contextvars.ContextVar[str | None] = contextvars.ContextVar("agentworld_requests", default=None)
+
+
+def enabled() -> bool:
+    """True when tasks are synthesized as a person's requests (tasks v3): inside `with person_requests():`,
+    else when the environment variable AGENTWORLD_REQUESTS is "person" (default "classic")."""
+    mode = _REQUESTS.get()
+    if mode is None:
+        mode = os.environ.get("AGENTWORLD_REQUESTS", "classic").strip().lower() or "classic"
+    if mode not in REQUESTS:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"Expected AGENTWORLD_REQUESTS in {REQUESTS}, got {mode!r}. Unset it, or set it to 'person' for tasks v3.")
+    return mode == "person"
+
+
+@contextmanager
+def person_requests(on: bool = True):
+    """Synthesize tasks v3 (on=True) or classic tasks (on=False) inside the block, whatever the environment says."""
+    token = _REQUESTS.set("person" if on else "classic")
+    try:
+        yield
+    finally:
+        _REQUESTS.reset(token)
 
 # columns a person knows a record by, best first (a column must also identify one row to be used)
 _KNOWN = ("email", "username", "handle", "login", "name", "full_name", "title", "subject", "domain", "code", "symbol",

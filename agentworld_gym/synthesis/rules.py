@@ -192,7 +192,7 @@ def _one_record(theme: Theme, seed: int, db_seed: int, want: str, attempts: int,
                     tables = tuple(sorted(run.written))
                     task = _task(theme, "allowed", sorted(t["rules"]), seed, db_seed, instruction, [{"name": t["name"], "arguments": args}], 1,
                                  state_tables=tables, state_hash=fx.state_hash(run.conn, tables), features={"writes": 1, "unique": [[t["table"], pk, key]]})
-            task = _personal(theme, fx, task, [(noun, t["table"], pk, key)])
+            task = _personal(theme, fx, task, [(noun, t["table"], pk, key)]) if P.enabled() else task  # tasks v3 (opt-in)
             if not check or not quality_problems(theme, task):
                 return task
     raise TaskError(f"No {want} rule task for theme {theme.spec.id!r} (seed {seed}) in {attempts} attempts.")
@@ -245,14 +245,14 @@ def _path(theme: Theme, seed: int, db_seed: int, attempts: int, check: bool) -> 
                          state_tables=tables, state_hash=fx.state_hash(run.conn, tables),
                          features={"writes": len(solution) - 1, "refused_call": {"name": t["name"], "arguments": {pkey: key}},
                                    "refusal": direct.content[:200], "unique": [[t["table"], pk, key]]})
-        task = _personal(theme, fx, task, [(noun, t["table"], pk, key)])
+        task = _personal(theme, fx, task, [(noun, t["table"], pk, key)]) if P.enabled() else task  # tasks v3 (opt-in)
         if not check or not quality_problems(theme, task):
             return task
     raise TaskError(f"No path rule task for theme {theme.spec.id!r} (seed {seed}) in {attempts} attempts.")
 
 
 def _personal(theme: Theme, fx, task: Task, given: list[tuple]) -> Task:
-    """The rule task as a person asks it (`persona`): the record named by what a person knows, the reads
+    """Tasks v3 (`persona.enabled`): the rule task as a person asks it: the record named by what a person knows, the reads
     that find it first in the gold, a speaker with a reason."""
     text, found, identity = P.personalize(theme, fx, task.instruction, given)
     reads = P.gold_reads(found)
