@@ -153,3 +153,29 @@ def test_pool_and_rule_tasks_follow_the_same_rules():
             assert P.first_person_with_reason(task.instruction) and not writes_from_instruction(theme, task), task.instruction
             assert quality_problems(theme, task) == []
     assert made >= 5
+
+
+def test_the_switch_is_off_by_default_and_set_by_env_or_block(monkeypatch):
+    import contextvars
+
+    from agentworld_gym.errors import ConfigError
+
+    fresh = contextvars.Context  # a context outside this module's `person_requests()` fixture
+    monkeypatch.delenv("AGENTWORLD_REQUESTS", raising=False)
+    assert fresh().run(P.enabled) is False
+    monkeypatch.setenv("AGENTWORLD_REQUESTS", "person")
+    assert fresh().run(P.enabled) is True
+
+    def forced_classic() -> bool:
+        with P.person_requests(False):
+            return P.enabled()
+
+    assert fresh().run(forced_classic) is False  # the block wins over the environment
+    monkeypatch.setenv("AGENTWORLD_REQUESTS", "persons")
+    with pytest.raises(ConfigError, match="AGENTWORLD_REQUESTS"):
+        fresh().run(P.enabled)
+    monkeypatch.delenv("AGENTWORLD_REQUESTS")
+    theme = get_theme("calendar")
+    classic = fresh().run(synthesize_task, theme, 2, 0, "graph")
+    person = synthesize_task(theme, 2, 0, "graph", fallback=True)
+    assert "dependent_lookups" not in classic.features and "dependent_lookups" in person.features
