@@ -57,6 +57,10 @@ class TaskError(AgentWorldError, ValueError):
     """A task that cannot be synthesized, loaded or verified."""
 
 
+class PhrasingError(TaskError):
+    """A language model's rewrite of a task request drops a value the verifier needs or leaks one it must not."""
+
+
 class BackendError(AgentWorldError, RuntimeError):
     """An external backend (MCP server, tool subprocess) that cannot start, dies, hangs or breaks its contract."""
 

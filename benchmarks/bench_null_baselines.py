@@ -10,7 +10,10 @@ training tasks would. Beside them the oracle (gold replay, the ceiling: 1.0).
 Tasks: every flagship theme and a seeded sample of `pool` pool themes, `per-level` tasks per level
 1-5 (mixed kinds, `fallback=True` as env.reset does; each task is counted at the level it has), plus
 the frozen held-out suite. Every episode is played through AgentWorldEnv with binary reward.
-Target (issue 11): every cheap strategy <= 1% at every level and on the held-out suite.
+Issue 33's strategies that read the instruction (`instruction_strategies`): writes parsed from the
+instruction with no read, echo of the instruction's values, one-hop field grab (levels >= 2),
+probe-and-mode, shotgun lists; graded by `tasks.verify` on the state they leave.
+Target (issues 11, 33): every cheap strategy <= 1% at every level and on the held-out suite.
 Resumable: per-theme results go to <out>.progress.jsonl and are reused on the next run.
 """
 
@@ -33,7 +36,11 @@ from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.errors import AgentWorldError
 from agentworld_gym.policies import OraclePolicy, run_episode
 from agentworld_gym.policies.null import ConstantAnswerPolicy, null_policies
-from agentworld_gym.synthesis import LEVELS, synthesize_task
+from agentworld_gym.synthesis import LEVELS, instruction_values, synthesize_task
+from agentworld_gym.synthesis import depth as D
+from agentworld_gym.synthesis.facts import facts
+from agentworld_gym.synthesis.wording import show
+from agentworld_gym.tasks import verify
 
 
 @dataclass
@@ -47,8 +54,14 @@ class Args:
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
     heldout: int = 1
     """1: also play the frozen held-out suite; 0: leave it out (the report says so)"""
-    synthesis: str = "v3.5"
+    synthesis: str = "v4.1"
     """the task rules the rows were made under: progress rows of another version are not reused"""
+    suite: str = "benchmarks/suites/heldout_v3"
+    """the frozen held-out suite played with --heldout 1 ("" for the default, benchmarks/suites/heldout)"""
+    suite_sample: int = 0
+    """play about this many of the suite's tasks, every k-th (0: all; the report gives n)"""
+    skip_pool: int = 0
+    """1: flagship themes only (with the suite); the pool sample is left out (the report says so)"""
     out: str = "benchmarks/results/null_baselines.md"
 
 
@@ -87,6 +100,51 @@ def play(env: AgentWorldEnv, task, mode: str | None, seed: int) -> dict[str, boo
     return out
 
 
+INSTRUCTION_STRATEGIES = ("writes-no-read", "echo", "one-hop", "probe-mode", "shotgun")
+
+
+def instruction_strategies(theme, task) -> dict[str, bool]:
+    """Issue 33's cheap strategies that read only the instruction (and at most one read made from it),
+    graded by the verifier the env uses (`tasks.verify`) on the world they leave:
+
+    * writes-no-read: make every gold write whose arguments the instruction states (a perfect parser), no read;
+    * echo: submit a value of the instruction (each id, quoted value, email, date, number; passes if any does);
+    * one-hop (levels >= 2): make a read whose inputs the instruction states and submit one of its fields
+      (passes if any field of any such read does: an upper bound on guessing the field);
+    * probe-and-mode: that read's most frequent field value, or the length of its list;
+    * shotgun: every field of every such read, submitted as one list (a superset the grader must refuse)."""
+    fx = facts(theme, task.db_seed)
+    text = task.instruction
+    untouched = fx.initial_hash(task.state_tables) if task.state_tables else None
+
+    def passes(answer) -> bool:
+        return verify(task, answer, untouched, True).passed
+
+    out = dict.fromkeys(INSTRUCTION_STRATEGIES, False)
+    writes = [c for c in task.solution if theme.toolset[c["name"]].writes
+              and all(show(v) in text for v in c.get("arguments", {}).values())]
+    if writes:
+        with fx.run() as run:
+            for c in writes:
+                run.call(c["name"], c.get("arguments", {}))
+            state = fx.state_hash(run.conn, task.state_tables) if task.state_tables else None
+            out["writes-no-read"] = verify(task, "done", state, run.changed <= set(task.state_tables)).passed
+    out["echo"] = any(passes(v) for v in instruction_values(text))
+    probes = []  # outputs of reads whose inputs the instruction states
+    outputs = D.outputs_of(fx, task.solution) or []
+    for c, data in zip(task.solution, outputs, strict=False):
+        args = list(c.get("arguments", {}).values())
+        if not theme.toolset[c["name"]].writes and args and all(show(v) in text for v in args):
+            probes.append(data)
+    fields = [v for data in probes for v in D.scalars(data)]
+    if task.difficulty >= 2:
+        out["one-hop"] = any(passes(v) for v in fields)
+    out["probe-mode"] = any(passes(g) for g in D.probe_guesses(theme, task.solution, outputs, text))
+    if fields:
+        out["shotgun"] = passes([show(v) for v in fields])
+    return out
+
+
 def theme_rows(theme_id: str, args: Args) -> list[dict]:
     theme = envs.get_theme(theme_id)
     env = AgentWorldEnv(theme_id, max_turns=args.max_turns)
@@ -97,20 +155,25 @@ def theme_rows(theme_id: str, args: Args) -> list[dict]:
             lv = task.difficulty
             if lv not in modes:
                 modes[lv] = mode_answer(theme, lv, args.mode_sample, args.seed)
-            rows.append({"theme": theme_id, "level": lv, "task": task.id, **play(env, task, modes[lv], args.seed + k)})
+            rows.append({"theme": theme_id, "level": lv, "task": task.id, **play(env, task, modes[lv], args.seed + k),
+                         **instruction_strategies(theme, task)})
     env.close()
     return rows
 
 
 def heldout_rows(args: Args) -> list[dict]:
     rows, modes, envs_ = [], {}, {}
-    for task in tqdm(load_heldout(), desc="held-out", unit="task"):
+    tasks = load_heldout(args.suite or None)
+    if args.suite_sample and args.suite_sample < len(tasks):  # every k-th: the loader interleaves themes, so a spread
+        tasks = tasks[::-(-len(tasks) // args.suite_sample)]
+    for task in tqdm(tasks, desc="held-out", unit="task"):
         theme = envs.get_theme(task.theme)
         key = (task.theme, task.difficulty)
         if key not in modes:
             modes[key] = mode_answer(theme, task.difficulty, args.mode_sample, args.seed)
         env = envs_.get(task.theme) or envs_.setdefault(task.theme, AgentWorldEnv(task.theme, max_turns=args.max_turns))
-        rows.append({"theme": task.theme, "level": task.difficulty, "task": task.id, **play(env, task, modes[key], args.seed)})
+        rows.append({"theme": task.theme, "level": task.difficulty, "task": task.id, **play(env, task, modes[key], args.seed),
+                     **instruction_strategies(theme, task)})
     return rows
 
 
@@ -122,6 +185,8 @@ def table(rows: list[dict], strategies: list[str], title: str) -> list[str]:
     lines = [f"### {title}", "", "| level | n | " + " | ".join(strategies) + " |", "|---" * (len(strategies) + 2) + "|"]
     for level in [*sorted(k for k in groups if k != "all"), "all"]:
         g = groups[level]
+        if not g:
+            continue
         cells = []
         for s in strategies:
             k = sum(r[s] for r in g)
@@ -133,7 +198,7 @@ def table(rows: list[dict], strategies: list[str], title: str) -> list[str]:
 
 def _same(args: Args) -> dict:
     """The arguments that decide a theme's results (a time limit does not)."""
-    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out", "heldout")}
+    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out", "heldout", "suite", "skip_pool", "suite_sample")}
 
 
 def main(args: Args) -> None:
@@ -141,7 +206,7 @@ def main(args: Args) -> None:
     rng = np.random.default_rng(args.seed)
     flagships = sorted(e.id for e in envs.entries() if e.source == "flagship")
     pool_ids = sorted(e.id for e in envs.entries() if e.source != "flagship")
-    pool = sorted(rng.choice(pool_ids, size=min(args.pool, len(pool_ids)), replace=False).tolist())
+    pool = [] if args.skip_pool else sorted(rng.choice(pool_ids, size=min(args.pool, len(pool_ids)), replace=False).tolist())
     progress = Path(args.out).with_suffix(".progress.jsonl")
     done: dict[str, list[dict]] = {}
     if progress.exists():
@@ -166,7 +231,7 @@ def main(args: Args) -> None:
             done[theme_id] = rows
             f.write(json.dumps({"args": _same(args), "theme": theme_id, "rows": rows}) + "\n")
             f.flush()
-    strategies = [*null_policies(0), "mode", "oracle"]
+    strategies = [*null_policies(0), "mode", *INSTRUCTION_STRATEGIES, "oracle"]
     flag_rows = [r for t in flagships for r in done.get(t, [])]
     pool_rows = [r for t in pool for r in done.get(t, [])]
     held = heldout_rows(args) if args.heldout else []
@@ -186,7 +251,7 @@ def main(args: Args) -> None:
         "",
         *table(flag_rows, strategies, "Flagship themes"),
         *table(pool_rows, strategies, "Pool themes"),
-        *(table(held, strategies, "Held-out suite (benchmarks/suites/heldout)") if held else
+        *(table(held, strategies, f"Held-out suite ({args.suite or 'benchmarks/suites/heldout'})") if held else
           ["### Held-out suite", "", "Not played in this run (`--heldout 0`).", ""]),
     ]
     text = "\n".join(lines)

@@ -12,6 +12,9 @@ instructions. Target: 0 for each.
 Tasks are drawn as a user gets them (`synth_tasks`, env resets): a task whose instruction the theme
 already gave at that level is skipped for the next seed (per-theme dedupe); "repeats skipped" is how
 many per task kept, i.e. how often plain `synthesize_task` over consecutive seeds repeats itself.
+Issue 33 measures, per source (and the frozen suite `--suite`) and level: share of requests naming
+internal ids, using column or argument names as stored, in the first person with a reason; median
+words; dependent lookups per task (distribution and minimum); aggregates over >= 3 candidates.
 Also writes 12 verbatim example instructions (4 per source: levels 1, 3, 5, 5) for a reader to judge.
 Resumable: per-(source, theme) results go to <out>.progress.jsonl.
 """
@@ -30,9 +33,13 @@ from tqdm import tqdm
 
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym import envs
+from agentworld_gym.bench import wilson
 from agentworld_gym.errors import AgentWorldError
 from agentworld_gym.synthesis import LEVELS, synthesize_task, task_key
+from agentworld_gym.synthesis import depth as D
+from agentworld_gym.synthesis import persona as P
 from agentworld_gym.synthesis.audit import RULES, audit
+from agentworld_gym.synthesis.facts import facts
 
 SOURCES = ("flagship", "catalog", "toucan")
 REPEAT_SEEDS = 3  # seeds tried per task wanted: a theme that keeps repeating itself gives fewer tasks
@@ -43,8 +50,10 @@ class Args:
     themes: int = 60
     per_theme: int = 5
     seed: int = 0
-    synthesis: str = "v3.5"
+    synthesis: str = "v4.1"
     """the task rules the rows were made under: progress rows of another version are not reused"""
+    suite: str = "benchmarks/suites/heldout_v3"
+    """a frozen suite measured beside the sources (naturalness and depth; "" for none)"""
     max_minutes: float = 0.0
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""
     out: str = "benchmarks/results/task_quality.md"
@@ -79,14 +88,80 @@ def theme_rows(source: str, theme_id: str, per_theme: int, args: Args) -> list[d
             made += 1
             rows.append({"source": source, "theme": theme_id, "level": level, "made": True, "made_level": task.difficulty,
                          "instruction": task.instruction, "writes": task.state_hash is not None, "problems": audit(theme, task),
-                         "kind": task.kind, "repeats_before": repeats})
+                         "kind": task.kind, "repeats_before": repeats, **request_measures(theme, task)})
             repeats = 0
     return rows
 
 
+AGGREGATES = ("sum", "argmax", "argmin", "top")
+
+
+def request_measures(theme, task) -> dict:
+    """Naturalness and depth of one task (issue 33): internal ids named, column or argument names used as
+    stored (or a search argument as a locator), a speaker with a reason, words; dependent lookups of its
+    deepest request (`synthesis.depth.task_depth`), and, for an aggregate, the records it ranges over."""
+    fx = facts(theme, task.db_seed)
+    return {"ids": P.internal_ids(theme, fx, task.instruction), "names": P.identifier_names(theme, task.instruction),
+            "first_person_reason": P.first_person_with_reason(task.instruction), "words": len(task.instruction.split()),
+            "dependent": D.task_depth(theme, task), "aggregate": task.features.get("operation") in AGGREGATES,
+            "candidates": task.features.get("candidates")}
+
+
+def suite_rows(path: str) -> list[dict]:
+    """The same measures over a frozen suite's tasks (source "suite"), counted at each task's level."""
+    from agentworld_gym.tasks import load_tasks
+
+    rows = []
+    for f in sorted(Path(path).glob("*.jsonl")):
+        for task in load_tasks(f):
+            theme = envs.get_theme(task.theme)
+            rows.append({"source": "suite", "theme": task.theme, "level": task.difficulty, "made": True, "made_level": task.difficulty,
+                         "instruction": task.instruction, "writes": task.state_hash is not None, "problems": audit(theme, task),
+                         "kind": task.kind, "repeats_before": 0, **request_measures(theme, task)})
+    return rows
+
+
+def share(k: int, n: int) -> str:
+    """'0.125 [0.050, 0.280]': a share with its 95% Wilson interval."""
+    lo, hi = wilson(k, n)
+    return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def request_table(rows: list[dict], sources: tuple) -> tuple[list[str], dict]:
+    """Naturalness and depth per source and level (targets of issue 33 in the header)."""
+    lines = ["", "## A person's request and depth (issue 33)", "",
+             "- targets: internal ids <= 10%, column/argument names 0, first person with a reason >= 80%; levels 4-5: >= 3 dependent "
+             "lookups in every task; aggregates over >= 3 candidates 100%",
+             "- dependent lookups: of the deepest request (a write, or the call the answer comes from; an aggregate: all), "
+             "`agentworld_gym.synthesis.depth`; cells: share [95% Wilson interval]", "",
+             "| source | level | n | internal ids | column/arg names | first person + reason | median words | dependent lookups (count: tasks) | min | "
+             "aggregates >= 3 candidates |", "|---" * 10 + "|"]
+    out = {}
+    for source in sources:
+        for level in LEVELS:
+            made = [r for r in rows if r["source"] == source and r["made"] and r["made_level"] == level and "words" in r]
+            if not made:
+                continue
+            n = len(made)
+
+            ids, names, fpr = (sum(bool(r[k]) for r in made) for k in ("ids", "names", "first_person_reason"))
+            deps = Counter(r["dependent"] for r in made)
+            aggs = [r for r in made if r["aggregate"]]
+            ok = sum((r["candidates"] or 0) >= 3 for r in aggs)
+            words = float(np.median([r["words"] for r in made]))
+            lowest = min((d for d in deps if d is not None), default=None)
+            lines.append(f"| {source} | {level} | {n} | {share(ids, n)} | {share(names, n)} | {share(fpr, n)} | {words:.0f} | "
+                         + ", ".join(f"{d}: {c}" for d, c in sorted(deps.items(), key=lambda x: (x[0] is None, x[0] or 0)))
+                         + f" | {lowest} | {ok}/{len(aggs)} |")
+            out[f"{source} {level}"] = {"n": n, "internal_ids": ids / n, "column_or_argument_names": names / n, "first_person_reason": fpr / n,
+                                        "median_words": words, "dependent_lookups": {str(k): v for k, v in deps.items()}, "min_dependent": lowest,
+                                        "aggregates": len(aggs), "aggregates_3_candidates": ok}
+    return lines, out
+
+
 def _same(args: Args) -> dict:
     """The arguments that decide a theme's results (a time limit does not)."""
-    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out")}
+    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out", "suite")}
 
 
 def main(args: Args) -> None:
@@ -117,6 +192,7 @@ def main(args: Args) -> None:
             f.write(json.dumps({"args": _same(args), "source": source, "theme": theme_id, "rows": rows}) + "\n")
             f.flush()
     rows = [r for (s, t, _n) in plan for r in done.get((s, t), [])]
+    suite = suite_rows(args.suite) if args.suite and Path(args.suite).is_dir() else []
     checks = [*RULES, "duplicate"]
     covered = sum((s_, t) in done for s_, t, _n in plan)
     lines = ["# Task quality by check (agentworld_gym.synthesis.audit)", "",
@@ -147,6 +223,8 @@ def main(args: Args) -> None:
             repeats = sum(r.get("repeats_before", 0) for r in made) / n
             lines.append(f"| {source} | {level} | {len(g)} | {len(made)} | {down:.2f} | {writes:.2f} | {rules:.2f} | {repeats:.3f} | "
                          + " | ".join(f"{counts[c] / n:.3f}" for c in checks) + f" | {shared / n:.3f} |")
+    request_lines, requests = request_table(rows + suite, (*SOURCES, "suite"))
+    lines += request_lines
     lines += ["", "## 12 example instructions, verbatim (first tasks of the sample, 4 per source)", ""]
     by_key = defaultdict(list)
     for r in rows:
@@ -162,7 +240,8 @@ def main(args: Args) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     Path(args.out).write_text(text)
-    Path(args.out).with_suffix(".json").write_text(json.dumps({"args": asdict(args), "summary": summary, "skipped": skipped}, indent=1))
+    Path(args.out).with_suffix(".json").write_text(json.dumps({"args": asdict(args), "summary": summary, "requests": requests,
+                                                               "skipped": skipped}, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Freeze the held-out suite: task files under benchmarks/suites/heldout/<theme>.jsonl.
 
     python benchmarks/make_heldout_suite.py            # one command; re-run it after the pool changes
+    python benchmarks/make_heldout_suite.py --v3       # held-out suite v3: the same themes, tasks-v3 rules
 
 Themes come from the composed catalog themes of the generated pool (Toucan themes only where a
 category has too few catalog themes that qualify), never from the flagships, so every flagship stays
@@ -31,6 +32,7 @@ README.md lists the entries re-drawn and why.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -43,10 +45,12 @@ from tqdm import tqdm
 
 from agentworld_gym import envs
 from agentworld_gym.errors import AgentWorldError
-from agentworld_gym.synthesis import LEVELS, synthesize_task
+from agentworld_gym.synthesis import LEVELS, person_requests, synthesize_task
 from agentworld_gym.tasks import save_tasks
 
 OUT = Path(__file__).resolve().parent / "suites" / "heldout"
+OUT_V3 = Path(__file__).resolve().parent / "suites" / "heldout_v3"
+FLAGSHIP_WORLD = 7  # the db_seed of the flagship worlds suite v3 plays (training and env.reset use world 0)
 
 # Entries re-drawn after the suite was frozen (`--redo`): (theme, level, seed the build drew it with) ->
 # the seed of the task that replaced it. Why each was re-drawn: benchmarks/suites/heldout/README.md.
@@ -66,6 +70,8 @@ class Args:
     out: str = str(OUT)
     fresh: bool = False
     """ignore the current held-out themes (discovery.pool.FROZEN) instead of keeping those that still qualify"""
+    source: str = str(OUT)
+    """--v3: the suite whose themes v3 keeps"""
 
 
 def _order(theme_id: str, seed: int) -> str:
@@ -157,6 +163,55 @@ def redo(entry: str, args: Args, tries: int = 200) -> tuple[int, int]:
     raise SystemExit(f"No level-{level} {old.kind} task of {theme_id} that no cheap strategy passes in seeds {start + 1}..{start + tries}.")
 
 
+def freeze_v3(args: Args) -> None:
+    """Held-out suite v3 (issue 33: a person's request, depth by dependent lookups): the themes of the v2
+    suite (`source`, so the train/held-out split is unchanged) and the flagship themes on world
+    FLAGSHIP_WORLD, each with `synthesize_task(theme, level,
+    seed, "mixed", fallback=True)` for levels 1-5 under today's rules; a level a theme cannot make at
+    the v3 depth floor comes out lower, with `features["requested_difficulty"]`. Written to a temporary
+    folder and swapped in at the end, with a README of how it was made. One command, re-run after the
+    pool's worlds change (the tasks name values of the worlds they were made on):
+
+        python benchmarks/make_heldout_suite.py --v3
+    """
+    from agentworld_gym.bench import heldout_themes
+
+    # the held-out pool themes (world 0, as v2), and the flagship themes on a world the trainer never sees
+    # (db_seed FLAGSHIP_WORLD): pool themes seldom chain the lookups levels 3-5 ask for, flagships do
+    flagships = sorted(e.id for e in envs.entries() if e.source == "flagship")
+    themes = [(t, 0) for t in sorted(heldout_themes(args.source))] + [(t, FLAGSHIP_WORLD) for t in flagships]
+    out = Path(args.out)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    total, made_at = 0, defaultdict(int)
+    for theme_id, world in tqdm(themes, desc="themes", unit="theme"):
+        try:
+            theme = envs.get_theme(theme_id)
+            tasks = [synthesize_task(theme, d, args.seed * 1000 + k, "mixed", world, fallback=True)
+                     for d in LEVELS for k in range(args.tasks_per_level)]
+        except AgentWorldError as exc:
+            tqdm.write(f"skip {theme_id}: {str(exc)[:160]}")
+            continue
+        save_tasks(tasks, tmp / f"{theme_id}.jsonl")
+        total += len(tasks)
+        for t in tasks:
+            made_at[t.features.get("requested_difficulty", t.difficulty), t.difficulty] += 1
+    lines = ["# Held-out suite v3", "", "Made by `python benchmarks/make_heldout_suite.py --v3` (see `freeze_v3` there): the themes of",
+             "the v2 suite (world 0, themes the trainer never trains on) and the 20 flagship themes on world",
+             f"{FLAGSHIP_WORLD} (`db_seed`; a world the trainer never sees), one task per requested level 1-5 under the tasks-v3",
+             "rules (a person's request, depth counted in dependent lookups; `docs/tasks.md`). v2 stays in",
+             "`benchmarks/suites/heldout` for comparison. Pool themes seldom chain the dependent lookups levels 3-5 ask",
+             "for, so their tasks are mostly levels 1-2; the flagship part carries the deep levels.", "",
+             f"{total} tasks over {len(list(tmp.glob('*.jsonl')))} themes. Requested level -> level made (a theme that cannot reach a",
+             "level's depth floor steps down, as `env.reset` does):", ""]
+    lines += [f"- {a} -> {b}: {n}" for (a, b), n in sorted(made_at.items())]
+    (tmp / "README.md").write_text("\n".join(lines) + "\n")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    print(f"{total} tasks over {len(list(out.glob('*.jsonl')))} themes in {out}")
+
+
 def main(args: Args) -> None:
     from agentworld_gym.envs import catalog
 
@@ -219,9 +274,13 @@ if __name__ == "__main__":
     p.add_argument("--fresh", action="store_true", help="pick anew, ignoring the current held-out themes")
     p.add_argument("--redo", action="append", default=[], metavar="THEME:LEVEL",
                    help="re-draw only this entry of the current suite (repeatable); nothing else changes")
+    p.add_argument("--v3", action="store_true", help="freeze held-out suite v3 (the v2 themes, tasks-v3 rules) into suites/heldout_v3")
     a = p.parse_args()
     args = Args(a.themes_per_category, a.tasks_per_level, a.seed, a.fallback, a.out, a.fresh)
-    if a.redo:
+    if a.v3:
+        with person_requests():  # tasks v3 is opt-in (synthesis.persona.enabled)
+            freeze_v3(dataclasses.replace(args, out=str(OUT_V3) if a.out == str(OUT) else a.out))
+    elif a.redo:
         for entry in a.redo:
             redo(entry, args)
     else:

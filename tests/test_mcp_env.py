@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import sys
 import time
@@ -19,6 +20,7 @@ from agentworld_gym.mcp.backend import MCPBackend  # noqa: E402
 from agentworld_gym.mcp.client import MCPToolset  # noqa: E402
 from agentworld_gym.mcp.discovery import discover_tasks  # noqa: E402
 from agentworld_gym.policies.base import OraclePolicy, run_episode  # noqa: E402
+from agentworld_gym.synthesis.persona import first_person_with_reason, person_requests  # noqa: E402
 
 BAD = [sys.executable, str(Path(__file__).parent / "fixtures" / "bad_mcp_server.py")]
 CALC_EXAMPLES = {"calculate": {"expression": ["2+3*4", "(7-2)**2", "17 // 5", "sqrt(16)"]}}
@@ -29,9 +31,13 @@ def test_calculator_env_discovery_and_oracle():
     calc = need("mcp-server-calculator")
     before = children()
     backend = MCPBackend([calc], id="calculator", fresh="keep")
-    report = discover_tasks(backend, n_tasks=2, examples=CALC_EXAMPLES)
+    with person_requests():  # tasks v3 (opt-in): discovery words its tasks as a person's goals
+        report = discover_tasks(backend, n_tasks=2, examples=CALC_EXAMPLES)
     backend.close()
     assert report.nondeterministic == [] and len(report.tasks) == 2
+    for task in report.tasks:  # a person's request (issue 33): a goal with a reason, never a numbered script
+        assert first_person_with_reason(task.instruction) and not re.search(r"(^|\n)\s*\d+[.)]\s", task.instruction), task.instruction
+        assert "confirm when it is done" not in task.instruction.lower() and "\n" not in task.instruction
     env = gym.make("AgentWorld/mcp-v0", command=[calc], name="calculator", fresh="keep", tasks=report.tasks)
     for task in report.tasks:
         assert run_episode(env, OraclePolicy(env), options={"task": task})["reward"] == 1.0

@@ -73,7 +73,7 @@ def test_an_unused_lookup_is_rejected(theme, answer_task):
     customer = _sql(theme, "SELECT customer_id FROM customers ORDER BY 1")[-1]
     extra = {"name": "get_customer", "arguments": {"customer_id": customer}}
     bad = dataclasses.replace(answer_task, solution=(extra, *answer_task.solution),
-                              features={**answer_task.features, "answer_path": [len(answer_task.solution), answer_task.features["answer_path"][1]]})
+                              features={**answer_task.features, "answer_path": [answer_task.features["answer_path"][0] + 1, *answer_task.features["answer_path"][1:]]})
     assert "a gold lookup's result is never used" in quality_problems(theme, bad)
     assert "unused_call" in audit(theme, bad)
 

@@ -10,7 +10,11 @@ Works on any `Backend` (an MCP server, a tau2 domain, an Agent-World release env
   3. graph: an edge A -> B when a value A returned was accepted by B (3 = a required argument,
      2 = an optional one); A -> B = 1 otherwise;
   4. tasks: weight-biased walks over the graph, each run on a fresh state; the gold chain is
-     replayed on another fresh state and kept only when it gives the same outputs and state.
+     replayed on another fresh state and kept only when it gives the same outputs and state. With
+     tasks v3 on (`synthesis.persona.enabled`), also only when every call before the last feeds a
+     later one (each gold call is needed), and the request is a
+     goal in a person's words (a reason, then what they want known or done with the facts they know;
+     a value from an earlier result is described by where it comes from), never a numbered script.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 
 from ..actions import ToolCall
 from ..spaces import sample_value
+from ..synthesis.persona import enabled
 from ..tasks import Task
 from ..theme import humanize
 
@@ -200,6 +205,73 @@ def _typed(v: Any) -> tuple[Any, str]:
         return str(v).strip(), "text"
 
 
+_VERBS = ("get", "list", "fetch", "read", "show", "describe", "search", "find", "query", "lookup", "retrieve", "view", "check")
+
+
+def _thing(tool: str) -> str:
+    """What a read tool gives, from its name: 'get_weather' -> 'weather', 'list_tables' -> 'tables'."""
+    words = humanize(tool).split()
+    return " ".join(words[1:] if len(words) > 1 and words[0] in _VERBS else words)
+
+
+def _feeds(chain: list[dict], outputs: list) -> dict[tuple[int, str], int] | None:
+    """{(call, argument): the earlier call whose output gave its value}; None when a call before the
+    last gives no later call anything (it is not needed, so the task would have to narrate it)."""
+    fed: dict[tuple[int, str], int] = {}
+    seen: list[set] = []
+    for i, c in enumerate(chain):
+        for k, v in c["arguments"].items():
+            j = next((j for j in range(i) if repr(v) in seen[j]), None)
+            if j is not None:
+                fed[i, k] = j
+        found: dict[str, list] = {}
+        _fields(outputs[i], found)
+        seen.append({repr(v) for vs in found.values() for v in vs})
+    used = set(fed.values())
+    return fed if all(j in used for j in range(len(chain) - 1)) else None
+
+
+def _phrase(chain: list[dict], fed: dict, i: int) -> str:
+    """Call i's result as a noun phrase of what the user knows: 'the forecast for city Paris', 'the
+    rows for the table name of the tables for schema main' (a value from an earlier result is described
+    by where it comes from, so the agent plans the chain)."""
+    c = chain[i]
+    parts = [f"{humanize(k)} {v}" if (i, k) not in fed else f"the {humanize(k)} of {_phrase(chain, fed, fed[i, k])}"
+             for k, v in c["arguments"].items()]
+    return f"the {_thing(c['name'])}" + (f" for {' and '.join(parts)}" if parts else "")
+
+
+def _request(chain: list[dict], fed: dict, question: str, wrote: bool, rng) -> str:
+    """A goal in a person's words (issue 33): a reason, then what they want done or known, with the
+    facts they know; never the calls, their order, or a closing "confirm" line."""
+    from ..synthesis.persona import frame
+
+    last = chain[-1]
+    if wrote:
+        parts = [f"{humanize(k)} {v}" if (len(chain) - 1, k) not in fed else f"the {humanize(k)} of {_phrase(chain, fed, fed[len(chain) - 1, k])}"
+                 for k, v in last["arguments"].items()]
+        goal = f"Please {humanize(last['name'])}" + (f" with {' and '.join(parts)}." if parts else ".")
+        if question:
+            goal += f" {question[:-1]} does it report afterwards?" if question.startswith("What is") else f" {question}"
+        return frame(goal, "change", rng)
+    subject = _phrase(chain, fed, len(chain) - 1)
+    if question.startswith("What is the "):
+        goal = f"{question[:-1]} of {subject}?"
+    elif question.startswith("How many"):
+        goal = f"{question[:-len(' are there?')]} are there in {subject}?" if question.endswith(" are there?") else question
+    else:
+        goal = f"About {subject}: {question[0].lower()}{question[1:]}"
+    return frame(goal, "count" if question.startswith("How many") else "ask", rng)
+
+
+def _steps(chain: list[dict], question: str) -> str:
+    """The classic request: the calls as numbered steps, then the question or a closing "confirm" line."""
+    steps = [f"{humanize(c['name'])} with " + ", ".join(f"{humanize(k)} {v}" for k, v in c["arguments"].items()) if c["arguments"]
+             else humanize(c["name"]) for c in chain]
+    body = steps[0][0].upper() + steps[0][1:] + "." if len(steps) == 1 else "\n".join(f"{i}. {s[0].upper() + s[1:]}." for i, s in enumerate(steps, 1))
+    return body + ("\n" + question if question else "\nThen confirm when it is done.")
+
+
 def discover_tasks(backend, n_tasks: int = 5, seed: int = 0, examples: dict[str, dict[str, list]] | None = None,
                    max_calls: int = 3, attempts: int = 40, probes_per_tool: int = 3) -> DiscoveryReport:
     """Probe, build the graph, and synthesize up to `n_tasks` verified tasks (see the module doc)."""
@@ -246,13 +318,12 @@ def discover_tasks(backend, n_tasks: int = 5, seed: int = 0, examples: dict[str,
         if answer_type == "none" and not wrote:
             continue
         key = json.dumps(chain, sort_keys=True, default=str)
-        if key in seen:
-            continue
+        person = enabled()  # tasks v3 (opt-in): a goal in a person's words, every gold call needed
+        fed = _feeds(chain, [_data(r) for r in replay]) if person else {}
+        if key in seen or fed is None:
+            continue  # a repeat, or a call whose result no later call needs (the request would have to narrate it)
         seen.add(key)
-        steps = [f"{humanize(c['name'])} with " + ", ".join(f"{humanize(k)} {v}" for k, v in c["arguments"].items()) if c["arguments"]
-                 else humanize(c["name"]) for c in chain]
-        body = steps[0][0].upper() + steps[0][1:] + "." if len(steps) == 1 else "\n".join(f"{i}. {s[0].upper() + s[1:]}." for i, s in enumerate(steps, 1))
-        instruction = body + ("\n" + question if question else "\nThen confirm when it is done.")
+        instruction = _request(chain, fed, question, wrote, rng) if person else _steps(chain, question)
         digest = hashlib.sha1(f"{backend.id}|{key}".encode()).hexdigest()[:10]
         report.tasks.append(Task(id=f"{backend.id}-d-{digest}", theme=backend.id, kind="imported", instruction=instruction,
                                  difficulty=min(5, len(chain)), solution=tuple(chain), answer=answer, answer_type=answer_type,

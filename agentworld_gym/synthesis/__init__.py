@@ -12,6 +12,7 @@ its instruction is a goal (`audit.wording_problems`: no narrated steps, no decoy
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from functools import lru_cache
 
@@ -21,15 +22,20 @@ from ..errors import TaskError
 from ..policies.null import CONSTANT_ANSWERS, first_value
 from ..tasks import Task, _items, _number, _text, answer_type_of, answers_match, verify
 from ..theme import Theme
+from . import persona as P
 from .audit import wording_problems
 from .facts import facts, same_rows, same_tables
 from .graph import LEVELS, Level, answer_of, dependency_graph, start_tools, start_weights, synthesize_graph_task
+from .persona import person_requests
 from .programmatic import execute, synthesize_programmatic_task
+from .wording import show
 
 KINDS = ("graph", "programmatic", "mixed", "rules")  # rules: tasks that exercise business rules (rules.py)
 DO_NOTHING = (None, "done", "")  # what an agent that did nothing submits; no task may accept it
 RULE_SHARE = 1 / 3  # of "mixed" tasks, on themes whose write tools carry business rules
 PRIOR_SAMPLE = 96  # candidate tasks per (theme, level, world) from which the frequent answers are read
+DEEP_LEVEL = 4  # from this level, "mixed" tries a programmatic task first (see synthesize_task)
+DEEP_TRIES = 3  # from level 3, attempts per kind are divided by this (see synthesize_task)
 PRIOR_REPEATS = 2  # an answer seen this often in that sample is one a guesser would try
 
 
@@ -50,6 +56,8 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
     if kind == "mixed":  # one kind by the seed; the other if the theme cannot make the first
         rng = np.random.default_rng([seed, difficulty, 31])
         first = ("graph", "programmatic")[int(rng.integers(2))]
+        if P.enabled() and difficulty >= DEEP_LEVEL:  # a loop of lookups over several records is where depth comes easiest
+            first = "programmatic"
         order = [first, "programmatic" if first == "graph" else "graph"]
         # a theme with business rules (forged tools) gives rule tasks a share of its tasks (drawn after
         # the kind above, so themes without rules keep their tasks)
@@ -64,9 +72,11 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
             else:
                 make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
                 options["answers_only"] = answers_only
+            # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more; from level 3 the
+            # depth floor rejects most candidates a theme without deep chains makes, so fewer tries reach the fallback sooner
+            tries = attempts * (3 if k == "programmatic" else 1) // (DEEP_TRIES if level >= 3 and P.enabled() else 1)
             try:
-                # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more
-                task = make(theme, level, seed, db_seed, attempts=attempts * (3 if k == "programmatic" else 1), **options)
+                task = make(theme, level, seed, db_seed, attempts=max(tries, 1), **options)
             except TaskError as exc:
                 errors.append(str(exc))
                 continue
@@ -152,6 +162,8 @@ def quality_problems(theme: Theme, task: Task, reference: dict | None = None) ->
         problems.append("a do-nothing attempt passes")
     if guessable(theme, task):
         problems.append("a cheap strategy's answer passes")
+    if P.enabled() and writes_from_instruction(theme, task):
+        problems.append("its writes can be made from the instruction alone, with no read")
     problems += [f"the instruction breaks the wording rule {rule!r}" for rule in wording_problems(theme, task)]
     if task.answer_type != "none" and answers_match(task.answer, _wrong(task), task.answer_type, task.tolerance):
         problems.append("a wrong answer passes")
@@ -253,11 +265,11 @@ def answer_prior(theme: Theme, level: int, db_seed: int = 0) -> tuple:
     in a fixed sample of PRIOR_SAMPLE candidate tasks (both kinds, before the quality filter, which is
     what makes it cheap; built once per theme, level and world, deterministic). Returns answers as
     they were given."""
-    return _answer_prior(theme, level, db_seed)
+    return _answer_prior(theme, level, db_seed, P.enabled())
 
 
 @lru_cache(maxsize=8192)
-def _answer_prior(theme: Theme, level: int, db_seed: int) -> tuple:
+def _answer_prior(theme: Theme, level: int, db_seed: int, person: bool) -> tuple:  # `person`: one cache per mode
     counts: Counter = Counter()
     first: dict[str, object] = {}
     for s in range(PRIOR_SAMPLE):
@@ -280,11 +292,35 @@ def guessable(theme: Theme, task: Task) -> bool:
 
 def cheap_answers(theme: Theme, task: Task) -> list:
     """What strategies that never look at the world would submit for `task`: nothing, each constant of
-    `CONSTANT_ANSWERS`, the first id or quoted value of the instruction, and the answers frequent for
-    the task's theme and level (`answer_prior`)."""
-    first = first_value(task.instruction)
-    return [*guesses(theme, task.difficulty, task.db_seed)[:_N_CONSTANT], *([first] if first else []),
+    `CONSTANT_ANSWERS`, the instruction's first id or quoted value (tasks v3: each id, quoted value, email,
+    date or number of it, an echo), and the answers frequent for the task's theme and level (`answer_prior`)."""
+    # tasks v3 echoes every value of the instruction; classic tasks, its first id or quoted value
+    echoed = instruction_values(task.instruction) if P.enabled() else [v for v in [first_value(task.instruction)] if v]
+    return [*guesses(theme, task.difficulty, task.db_seed)[:_N_CONSTANT], *echoed,
             *guesses(theme, task.difficulty, task.db_seed)[_N_CONSTANT:]]
+
+
+_NUMBER_OR_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
+
+
+def instruction_values(text: str) -> list[str]:
+    """Every value an echoing strategy could submit: ids, quoted values and emails (`first_value`'s
+    kinds, all of them), dates and numbers; in order, each once."""
+    out: list[str] = []
+    rest = text or ""
+    while (v := first_value(rest)) is not None:
+        out.append(v)
+        rest = rest[rest.index(v) + len(v):]
+    out += _NUMBER_OR_DATE.findall(text or "")
+    return list(dict.fromkeys(out))
+
+
+def writes_from_instruction(theme: Theme, task: Task) -> bool:
+    """A task that changes the world whose every gold write takes only values the instruction states:
+    a parser that makes those writes with no read reaches the gold end state (reads change nothing)."""
+    writes = [c for c in task.solution if theme.toolset[c["name"]].writes]
+    return bool(writes) and task.state_hash is not None and all(
+        show(v) in task.instruction for c in writes for v in c.get("arguments", {}).values())
 
 
 _N_CONSTANT = len([a for a in DO_NOTHING if a is not None]) + len(CONSTANT_ANSWERS)
@@ -293,11 +329,11 @@ _N_CONSTANT = len([a for a in DO_NOTHING if a is not None]) + len(CONSTANT_ANSWE
 def guesses(theme: Theme, level: int, db_seed: int = 0) -> tuple:
     """`cheap_answers` without the instruction's first value: do-nothing answers, the constants, then
     the theme and level's frequent answers (cached with the answer prior)."""
-    return _guesses(theme, level, db_seed)
+    return _guesses(theme, level, db_seed, P.enabled())
 
 
 @lru_cache(maxsize=8192)
-def _guesses(theme: Theme, level: int, db_seed: int) -> tuple:
+def _guesses(theme: Theme, level: int, db_seed: int, person: bool) -> tuple:  # `person`: one cache per mode
     return (*(a for a in DO_NOTHING if a is not None), *CONSTANT_ANSWERS, *answer_prior(theme, level, db_seed))
 
 
@@ -311,5 +347,5 @@ def _wrong(task: Task):
     return f"{task.answer} definitely-wrong"
 
 
-__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "has_rules", "quality_problems", "start_tools",
-           "start_weights", "synthesize_task", "task_key"]
+__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "has_rules", "instruction_values", "person_requests", "quality_problems",
+           "start_tools", "start_weights", "synthesize_task", "task_key", "writes_from_instruction"]

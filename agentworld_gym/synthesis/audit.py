@@ -6,7 +6,7 @@ The rules: the instruction is a goal (no numbered steps, no "step N", no "then" 
 identifiers), has no decoy sentences, every gold call is needed, writes do not cancel out, references
 are unambiguous, no answer is the length of a page of a listing, and no column is named as stored where
 a user would name it otherwise ("column_phrase": "the started at of", "duration min"; see
-`wording.field_name`).
+`wording.field_name`), and no search argument is used as a locator ("query_locator": "the page with query travel").
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from functools import lru_cache
 from ..tasks import Task
 from ..theme import Theme, humanize
 from . import wording as W
+from .persona import LOCATOR, enabled
 
-RULES = ("step_leak", "decoy", "unused_call", "self_cancelling", "ambiguous_reference", "page_size_answer", "column_phrase")
+RULES = ("step_leak", "decoy", "unused_call", "self_cancelling", "ambiguous_reference", "page_size_answer", "column_phrase",
+         "query_locator")
 
 _STEPS = re.compile(r"(?:^|\n)\s*\d+[.)]\s|\bsteps?\s+\d+\b|\b(?:then|after that|afterwards|next,|finally,)\b|\bthe (?:first|second|third|last) step\b", re.I)
 _DECOY = re.compile(r"\bcareful\b|\bleave (?:it|them) out\b|\bis a different \w+ from\b|\bdo not confuse\b", re.I)
@@ -57,6 +59,8 @@ def wording_problems(theme: Theme, task: Task) -> list[str]:
         problems.append("decoy")
     if _POINTER.search(text):
         problems.append("ambiguous_reference")
+    if enabled() and LOCATOR.search(task.instruction):  # tasks v3 (opt-in): classic tasks keep their search locators
+        problems.append("query_locator")
     return problems
 
 

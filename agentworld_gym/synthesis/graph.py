@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -29,6 +29,8 @@ from ..errors import TaskError
 from ..tasks import Task
 from ..theme import Theme, humanize, noun_of, scalar_fields
 from ..tools import Tool
+from . import depth as D
+from . import persona as P
 from . import wording as W
 from .facts import Facts, Run, facts, same_rows
 
@@ -77,6 +79,8 @@ def knobs(lv: Level) -> dict:
 def level(difficulty: int) -> Level:
     if difficulty not in LEVELS:
         raise TaskError(f"Expected difficulty 1-5, got {difficulty!r}.")
+    if difficulty == 3 and P.enabled():  # tasks v3: a lookup per listed record, the depth level 3 asks for (`depth.MIN_DEPENDENT`)
+        return replace(LEVELS[3], lookups=True)
     return LEVELS[difficulty]
 
 
@@ -249,6 +253,11 @@ def few_items(n: int) -> bool:
     """A count of this few items is a guess among few values (lists in a world mostly hold a handful of
     items, so small counts repeat across tasks): like a few-valued field, it is not used as an answer."""
     return n <= FEW_VALUES
+
+
+def _phrase_rng(body) -> np.random.Generator:
+    """The draws that word a task (its reason), seeded by the task itself: wording never shifts the walks."""
+    return np.random.default_rng(int(hashlib.sha1(repr(body).encode()).hexdigest()[:12], 16))
 
 
 def task_id(theme: Theme, kind: str, difficulty: int, seed: int, db_seed: int, body: str) -> str:
@@ -677,12 +686,19 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
     if not last.writes and answer_type == "none":
         return None  # the last lookup would answer nothing
     requests = [_request(theme, walk, i) for i, c in enumerate(calls) if theme.toolset[c.name].writes]
-    instruction = W.goal(requests, question or "Tell me when it is done.")
+    person = P.enabled()  # tasks v3 (opt-in): a person's request with a depth floor
+    instruction = W.goal(requests, question or ("Let me know once it is done." if person else "Tell me when it is done."))
     solution = tuple({"name": c.name, "arguments": dict(c.arguments)} for c in calls)
+    v3: dict = {}
+    if person:
+        made = _as_person(theme, fx, walk, difficulty, rng, instruction, solution, outputs, path, answer, answer_type, wrote)
+        if made is None:
+            return None
+        instruction, solution, path, v3 = made
     strong = sum(1 for k in walk.edge_kinds if k == STRONG)
     features = {
-        "calls": len(calls),
-        "distinct_tools": len({c.name for c in calls}),
+        "calls": len(solution),
+        "distinct_tools": len({c["name"] for c in solution}),
         "writes": sum(1 for c in calls if theme.toolset[c.name].writes),
         "weak_share": round(1 - strong / len(walk.edge_kinds), 3) if walk.edge_kinds else 0.0,
         "chained_args": sum(len(r) for r in walk.refs),
@@ -690,7 +706,8 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
         "branching": 0,
         "distractors": lookalikes(fx, walk.given),
         "answer_path": path,
-        "unique": [list(u) for u in walk.unique],
+        **{k: v for k, v in v3.items() if k != "unique"},
+        "unique": [list(u) for u in walk.unique] + v3.get("unique", []),
         "knobs": knobs(lv),
     }
     return Task(
@@ -698,3 +715,29 @@ def _to_task(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, seed: int, d
         instruction=instruction, difficulty=difficulty, solution=solution, answer=answer, answer_type=answer_type,
         state_tables=tables, state_hash=final, db_seed=db_seed, features=features,
     )
+
+
+def _as_person(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, rng, instruction: str, solution: tuple, outputs: list,
+               path, answer, answer_type: str, wrote: bool):
+    """Tasks v3 (`persona.enabled`): the request as a person makes it (records named by what a person knows,
+    found by reads that open the gold, a speaker with a reason), kept only at the level's depth floor.
+    (instruction, solution, answer path, v3 features), or None for a candidate v3 rejects."""
+    instruction, found, identity = P.personalize(theme, fx, instruction, walk.given)
+    if P.keeps_ids(theme, instruction, walk.given, rng):
+        return None  # a record named by its row id: most such candidates give way to one a person can name
+    reads = P.gold_reads(found)
+    solution = (*reads, *solution)
+    if path is not None:
+        path = [path[0] + len(reads), *path[1:]]
+    outputs = [*(D.outputs_of(fx, reads) or [None] * len(reads)), *outputs] if reads else outputs
+    if answer_type != "none" and any(answer in D.scalars(o) for o in outputs[:len(reads)]):
+        return None  # a resolving read already shows the answer: the rest of the gold is not needed
+    sinks = [i for i, c in enumerate(solution) if theme.toolset[c["name"]].writes] + ([path[0]] if path else [])
+    deep, dependent = D.problems(theme, difficulty, solution, outputs, instruction, answer, aggregate=False, sinks=sinks,
+                                 probe=answer if answer_type != "none" else None)
+    if deep:
+        return None
+    kind = "change" if wrote else "count" if path and path[1] == "#count" else "ask"
+    instruction = P.frame(instruction, kind, _phrase_rng(solution), identity)
+    return instruction, solution, path, {"dependent_lookups": dependent, "resolved": len(found), "resolving_reads": len(reads),
+                                         "unique": [list(u) for r in found for u in r.unique]}

@@ -25,11 +25,14 @@ from ..errors import TaskError
 from ..tasks import Task, answers_match
 from ..theme import Theme, humanize, noun_of
 from ..tools import Tool
+from . import depth as D
+from . import persona as P
 from . import wording as W
 from .facts import Facts, Run, facts
 from .graph import (
     MAX_CALLS,
     Level,
+    _phrase_rng,
     capped,
     few_items,
     find_key,
@@ -46,6 +49,16 @@ from .graph import (
 MAX_ITEMS = 20  # listed entities an aggregation may range over
 MAX_RECORDS = 8  # entities a loop of calls (lookups, writes) may range over: the gold then fits in MAX_CALLS
 AGGREGATES = ("count", "sum", "argmax", "argmin", "top")
+MIN_CANDIDATES = 3  # records a sum, an argmax / argmin or a top-k ranges over, after its filters
+
+
+def _label(records: list[dict], idf: str) -> str:
+    """The field a person names a record by among `records` (a name or title none of them shares), else its id field."""
+    for f in ("name", "title", "subject", "label", "username", "symbol", "code"):
+        vals = [r.get(f) for r in records]
+        if all(isinstance(v, str) and v.strip() for v in vals) and len(set(vals)) == len(vals):
+            return f
+    return idf
 
 
 def output_kind(t: Tool) -> type | None:
@@ -193,6 +206,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
 
 def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficulty: int, seed: int, db_seed: int, rng,
              answers_only: bool = False, check: bool = True) -> Task | None:
+    person = P.enabled()  # tasks v3 (opt-in): a person's request with a depth floor
     plan = _Plan()
     needs = _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)
     lt: Tool = _pick(_lists(theme, fx, roles, needs), rng)
@@ -276,7 +290,11 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     if any(idf not in r or r[idf] != i for r, i in zip(records, ids, strict=True)):
         return None
     if listed and not _numeric_fields(records, {idf} | listed) and not _condition_candidates(records, {idf} | listed):
-        return None  # the lookups add nothing an answer could use
+        if not person:
+            return None  # the lookups add nothing an answer could use
+        # tasks v3: the plan goes on over the list alone
+        records, listed = items, set()
+        plan.lines[-1] = "    records = items"
     # 4. what to do with them: a conditional write or an aggregation
     writers = [] if answers_only else roles["writers"].get(ekey, [])
     numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
@@ -338,7 +356,11 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     plan.branches = len(plan.conditions)
     cond = _cond_text(plan.conditions)
     cond_text = f" that have {cond}" if cond else ""
+    if person and op in ("sum", "argmax", "argmin", "top") and len(matched) < MIN_CANDIDATES:
+        return None  # an aggregate over one or two records is a lookup, not a comparison
     answer_type = "number"
+    if person and op in ("argmax", "argmin", "top"):
+        idf = _label(matched, idf)  # a person names the winner by its name or title where the records have one
     idtext = humanize(idf)
     field = W.field_name(target) if target is not None else None  # as a user names it: "duration in minutes"
     requests: list[str] = []
@@ -388,8 +410,14 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         question = f"Skip any {noun} that cannot be changed, and tell me how many you changed."
     if check and early is not None and _guessed(theme, difficulty, db_seed, early, answer_type):
         return None  # the quality filter would reject it: a guesser's answer (checked here, before the program runs)
-    program = "def solve(call):\n" + "\n".join(plan.lines) + "\n"
-    answer, trace, ok = execute(theme, program, run)
+    instruction, found, identity = W.goal(requests, question), [], None
+    if person:  # tasks v3: records named by what a person knows, found by reads that open the program
+        instruction, found, identity = P.personalize(theme, fx, instruction, plan.given)
+        if P.keeps_ids(theme, instruction, plan.given, rng):
+            return None  # a record named by its row id: most such candidates give way to one a person can name
+    program = "def solve(call):\n" + "\n".join(P.program_lines(found, plan.lines) if person else plan.lines) + "\n"
+    outputs: list = []
+    answer, trace, ok = execute(theme, program, run, outputs=outputs, classic=not person)
     if not ok or answer in (None, [], 0) and op == "write":
         return None
     if op == "sum" and isinstance(answer, (int, float)) and answer == int(answer) and few_items(abs(int(answer))):
@@ -402,10 +430,21 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if changed is None:
             return None
         tables, final = changed
-    instruction = W.goal(requests, question)
     solution = tuple({"name": c["name"], "arguments": c["arguments"]} for c in trace)
     if len(solution) > MAX_CALLS:
         return None
+    v3: dict = {}
+    if person:  # tasks v3: the level's depth floor, and a speaker with a reason
+        shown = answer if op in ("argmax", "argmin") else None  # a computed total or count is in no output
+        # one request over every listed record (an aggregate, or a change to each that fits): all its lookups count
+        deep, dependent = D.problems(theme, difficulty, solution, outputs, instruction, shown, aggregate=op != "write",
+                                     probe=None if op == "write" or isinstance(answer, list) else answer)
+        if deep:
+            return None
+        kind = {"count": "count", "sum": "count", "argmax": "pick", "argmin": "pick", "top": "pick"}.get(op, "change")
+        instruction = P.frame(instruction, kind, _phrase_rng(program), identity)
+        v3 = {"candidates": len(matched), "dependent_lookups": dependent, "resolved": len(found),
+              "unique": [list(u) for r in found for u in r.unique]}
     features = {
         "calls": len(solution),
         "distinct_tools": len({c["name"] for c in solution}),
@@ -416,6 +455,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         "operation": op,
         "branching": plan.branches,
         "loop": len(records),
+        **v3,
         "distractors": lookalikes(fx, plan.given),
         "knobs": knobs(lv),
     }
@@ -581,28 +621,34 @@ class _Writable:
         return self._known[i]
 
 
-def execute(theme: Theme, program: str, run: Run, savepoints: set[int] | frozenset = frozenset()) -> tuple[Any, list[dict], bool]:
+def execute(theme: Theme, program: str, run: Run, savepoints: set[int] | frozenset = frozenset(),
+            outputs: list | None = None, classic: bool = False) -> tuple[Any, list[dict], bool]:
     """Run a gold program on `run`'s world: (answer, trace of the calls that succeeded, ok).
 
     The program is source this module generated (never agent or user text); it sees only `call`.
     A read that fails aborts it (ok False); a write that fails returns None to the program, which
     skips it, so the trace holds exactly the calls that took effect. For each i of `savepoints`, a
     savepoint `w<i>` is set before the call that becomes the trace's i-th (refused writes tried
-    before it change nothing).
+    before it change nothing). `classic`: a call with an argument called `name` fails, as it did before
+    tasks v3 (classic synthesis keeps the tasks it made; `persona.enabled`).
     """
     trace: list[dict] = []
     placed: set[int] = set()
 
-    def call(name: str, **arguments):
+    def call(tool: str, /, **arguments):  # positional-only: a tool may take a `name` argument
+        if classic and "name" in arguments:
+            raise TypeError("call() got multiple values for argument 'name'")
         if len(trace) in savepoints and len(trace) not in placed:
             placed.add(len(trace))
             run.conn.execute(f"SAVEPOINT w{len(trace)}")
-        result = run.call(name, arguments)
+        result = run.call(tool, arguments)
         if not result.ok:
-            if theme.toolset[name].writes:
+            if theme.toolset[tool].writes:
                 return None
-            raise _ReadFailed(name)
-        trace.append({"name": name, "arguments": arguments})
+            raise _ReadFailed(tool)
+        trace.append({"name": tool, "arguments": arguments})
+        if outputs is not None:  # what each traced call returned (depth checks read them)
+            outputs.append(result.data)
         return result.data
 
     namespace: dict[str, Any] = {"__builtins__": {"len": len, "round": round, "sum": sum, "max": max, "min": min, "sorted": sorted}}

@@ -20,12 +20,16 @@ discovery.pipeline.forge_theme), never a theme's specifics; hand-written themes 
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+
 import numpy as np
 
 from ..errors import TaskError
 from ..tasks import Task
 from ..theme import Theme, humanize
 from ..world import sql_name
+from . import persona as P
 from . import wording as W
 from .facts import facts
 
@@ -188,6 +192,7 @@ def _one_record(theme: Theme, seed: int, db_seed: int, want: str, attempts: int,
                     tables = tuple(sorted(run.written))
                     task = _task(theme, "allowed", sorted(t["rules"]), seed, db_seed, instruction, [{"name": t["name"], "arguments": args}], 1,
                                  state_tables=tables, state_hash=fx.state_hash(run.conn, tables), features={"writes": 1, "unique": [[t["table"], pk, key]]})
+            task = _personal(theme, fx, task, [(noun, t["table"], pk, key)]) if P.enabled() else task  # tasks v3 (opt-in)
             if not check or not quality_problems(theme, task):
                 return task
     raise TaskError(f"No {want} rule task for theme {theme.spec.id!r} (seed {seed}) in {attempts} attempts.")
@@ -240,9 +245,29 @@ def _path(theme: Theme, seed: int, db_seed: int, attempts: int, check: bool) -> 
                          state_tables=tables, state_hash=fx.state_hash(run.conn, tables),
                          features={"writes": len(solution) - 1, "refused_call": {"name": t["name"], "arguments": {pkey: key}},
                                    "refusal": direct.content[:200], "unique": [[t["table"], pk, key]]})
+        task = _personal(theme, fx, task, [(noun, t["table"], pk, key)]) if P.enabled() else task  # tasks v3 (opt-in)
         if not check or not quality_problems(theme, task):
             return task
     raise TaskError(f"No path rule task for theme {theme.spec.id!r} (seed {seed}) in {attempts} attempts.")
+
+
+def _personal(theme: Theme, fx, task: Task, given: list[tuple]) -> Task:
+    """Tasks v3 (`persona.enabled`): the rule task as a person asks it: the record named by what a person knows, the reads
+    that find it first in the gold, a speaker with a reason."""
+    text, found, identity = P.personalize(theme, fx, task.instruction, given)
+    reads = P.gold_reads(found)
+    features = dict(task.features)
+    if features.get("answer_path"):
+        features["answer_path"] = [features["answer_path"][0] + len(reads), *features["answer_path"][1:]]
+    features["unique"] = [*features.get("unique", ()), *([list(u) for r in found for u in r.unique])]
+    features["calls"] = len(task.solution) + len(reads)
+    features["resolved"] = len(found)
+    text = P.frame(text, "change", _rng(task), identity)
+    return dataclasses.replace(task, instruction=text, solution=(*reads, *task.solution), features=features)
+
+
+def _rng(task: Task) -> np.random.Generator:
+    return np.random.default_rng(int(hashlib.sha1(task.id.encode()).hexdigest()[:12], 16))
 
 
 def synthesize_rule_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 30, *, check: bool = True) -> Task:

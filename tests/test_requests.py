@@ -1,0 +1,181 @@
+"""Tasks v3 (issue 33): a person's request and depth that needs reasoning.
+
+Checks `synthesis.persona` (records named by what a person knows, found by reads the gold then makes;
+a speaker with a reason) and `synthesis.depth` (dependent lookups per request, the level floors, no
+redundant read, no one-hop answer), on real flagship and pool worlds.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from agentworld_gym.envs import entries, get_theme
+
+import agentworld_gym  # noqa: F401  (registers the pool)
+from agentworld_gym.errors import TaskError
+from agentworld_gym.synthesis import depth as D
+from agentworld_gym.synthesis import instruction_values, quality_problems, synthesize_task, writes_from_instruction
+from agentworld_gym.synthesis import persona as P
+from agentworld_gym.synthesis.audit import wording_problems
+from agentworld_gym.synthesis.facts import facts
+from agentworld_gym.tasks import Task
+
+FLAGSHIPS = sorted(e.id for e in entries() if e.source == "flagship")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _person_requests():
+    """Tasks v3 is opt-in (`persona.enabled`): these tests turn it on for themselves."""
+    with P.person_requests():
+        yield
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[Task]:
+    """Two tasks per flagship theme and level, mixed kinds, as env.reset asks (fallback)."""
+    out = []
+    for i, theme_id in enumerate(FLAGSHIPS):
+        theme = get_theme(theme_id)
+        for level in range(1, 6):
+            for s in range(2):
+                try:
+                    out.append(synthesize_task(theme, level, 500 * i + s, "mixed", fallback=True))
+                except TaskError:
+                    continue
+    return out
+
+
+def test_a_record_is_found_by_what_a_person_knows_and_the_reads_find_it():
+    theme = get_theme("clinic")
+    fx = facts(theme, 0)
+    appointment = fx.values("appointments", "appointment_id")[3]
+    res = P.resolve(theme, fx, "appointment_id", appointment)
+    assert res is not None and appointment not in res.phrase
+    assert re.search(r"the appointment on \d{4}-\d{2}-\d{2} of the patient with email \S+@\S+", res.phrase), res.phrase
+    assert res.mine.startswith("my appointment on ") and res.identity.startswith("My email is ")
+    assert [c["name"] for c in res.calls] == ["find_patient_by_email", "list_appointments"]
+    for table, column, value in res.unique:  # each value a person gives names one record
+        assert fx.count(table, column, value) == 1
+    # the reads, run, give back the record the phrase names (and so does the program source)
+    outputs = D.outputs_of(fx, res.calls)
+    assert any(x.get("appointment_id") == appointment for x in outputs[-1])
+    program = "def solve(call):\n" + "\n".join(res.source) + f"\n    return {res.var}\n"
+    from agentworld_gym.synthesis.programmatic import execute
+
+    with fx.run() as run:
+        answer, trace, ok = execute(theme, program, run)
+    assert ok and answer == appointment and trace == res.calls
+
+
+def test_first_person_only_for_the_speakers_own_records():
+    theme = get_theme("clinic")
+    fx = facts(theme, 0)
+    pid = fx.values("patients", "patient_id")[0]
+    res = P.resolve(theme, fx, "patient_id", pid)
+    text, first = P.rephrase(f"What are the appointments of patient {pid}?", res, "patient")
+    assert first and text == "What are my appointments?"
+    text, first = P.rephrase(f"What is the phone of patient {pid} and the email of patient {pid}?", res, "patient")
+    assert first and "my phone" in text and pid not in text
+    text, first = P.rephrase(f"Book patient {pid} in with doctor DR-201.", res, "patient")  # not a possessive: third person
+    assert not first and text.startswith("Book the patient with email ") and pid not in text
+
+
+def test_synthesized_requests_are_a_persons(sample):
+    assert len(sample) >= 150 and {t.kind for t in sample} >= {"graph", "programmatic"}
+    for task in sample:
+        theme = get_theme(task.theme)
+        assert P.first_person_with_reason(task.instruction), task.instruction
+        assert not P.identifier_names(theme, task.instruction), task.instruction
+        assert "with query" not in task.instruction and "confirm when it is done" not in task.instruction
+    fx = {t: facts(get_theme(t), 0) for t in FLAGSHIPS}
+    with_ids = [t for t in sample if P.internal_ids(get_theme(t.theme), fx[t.theme], t.instruction)]
+    # records no tool finds by a person's words keep their ids (a code the person was given): a minority
+    assert len(with_ids) <= 0.15 * len(sample), [t.instruction for t in with_ids[:5]]
+    assert sum(bool(t.features.get("resolved")) for t in sample) >= 0.4 * len(sample)
+
+
+def test_levels_are_dependent_lookups_and_aggregates_range_over_three(sample):
+    for task in sample:
+        theme = get_theme(task.theme)
+        depth = D.task_depth(theme, task)
+        if task.kind in ("graph", "programmatic"):
+            assert depth == task.features["dependent_lookups"], task.id
+            assert depth >= D.MIN_DEPENDENT[task.difficulty], (task.difficulty, depth, task.instruction)
+        if task.features.get("operation") in ("sum", "argmax", "argmin", "top"):
+            assert task.features["candidates"] >= 3
+    deep = [t for t in sample if t.difficulty >= 4]
+    assert deep and all(t.features["dependent_lookups"] >= 3 for t in deep)
+
+
+def test_independent_requests_joined_by_and_do_not_add_up():
+    theme = get_theme("clinic")
+    fx = facts(theme, 0)
+    appointment = fx.values("appointments", "appointment_id")[3]
+    res = P.resolve(theme, fx, "appointment_id", appointment)
+    prescription = next(v for v in fx.values("prescriptions", "prescription_id")
+                        if (r := P.resolve(theme, fx, "prescription_id", v)) and r.calls[0] != res.calls[0])
+    other = P.resolve(theme, fx, "prescription_id", prescription)
+    solution = [*res.calls, *other.calls, {"name": "cancel_appointment", "arguments": {"appointment_id": appointment}},
+                {"name": "refill_prescription", "arguments": {"prescription_id": prescription}}]
+    text = f"Please cancel {res.phrase} and refill {other.phrase}."
+    with fx.run() as run:
+        outputs = [run.call(c["name"], c["arguments"]).data for c in solution]
+    assert sum(D.dependent(theme, solution, outputs, text)) == 2  # one list per request
+    assert D.chain_lookups(theme, solution, outputs, text, sinks=[4, 5]) == 1  # but each request needs one
+
+
+def test_cheap_strategy_rules():
+    task = Task(id="x", theme="clinic", kind="graph", instruction='Cancel appointment AP-3001 on 2025-06-02, "soon", 12.5 or a@b.org please.',
+                difficulty=1, solution=({"name": "cancel_appointment", "arguments": {"appointment_id": "AP-3001"}},),
+                state_tables=("appointments",), state_hash="h")
+    assert instruction_values(task.instruction) == ["AP-3001", "soon", "a@b.org", "2025-06-02", "12.5"]
+    assert writes_from_instruction(get_theme("clinic"), task)
+    hidden = Task.from_dict({**task.to_dict(), "instruction": "Cancel my appointment on 2025-06-02.",
+                              "features": {}})
+    assert not writes_from_instruction(get_theme("clinic"), hidden)
+    located = Task.from_dict({**hidden.to_dict(), "instruction": "What is the title of the page with query travel?", "solution": [],
+                               "state_tables": [], "state_hash": None})
+    assert "query_locator" in wording_problems(get_theme("websearch"), located)
+
+
+def test_pool_and_rule_tasks_follow_the_same_rules():
+    ids = sorted(e.id for e in entries() if e.source == "catalog")[:40]
+    made = 0
+    for theme_id in ids[::4]:
+        theme = get_theme(theme_id)
+        for kind in ("mixed", "rules"):
+            try:
+                task = synthesize_task(theme, 1, 3, kind)
+            except TaskError:
+                continue
+            made += 1
+            assert P.first_person_with_reason(task.instruction) and not writes_from_instruction(theme, task), task.instruction
+            assert quality_problems(theme, task) == []
+    assert made >= 5
+
+
+def test_the_switch_is_off_by_default_and_set_by_env_or_block(monkeypatch):
+    import contextvars
+
+    from agentworld_gym.errors import ConfigError
+
+    fresh = contextvars.Context  # a context outside this module's `person_requests()` fixture
+    monkeypatch.delenv("AGENTWORLD_REQUESTS", raising=False)
+    assert fresh().run(P.enabled) is False
+    monkeypatch.setenv("AGENTWORLD_REQUESTS", "person")
+    assert fresh().run(P.enabled) is True
+
+    def forced_classic() -> bool:
+        with P.person_requests(False):
+            return P.enabled()
+
+    assert fresh().run(forced_classic) is False  # the block wins over the environment
+    monkeypatch.setenv("AGENTWORLD_REQUESTS", "persons")
+    with pytest.raises(ConfigError, match="AGENTWORLD_REQUESTS"):
+        fresh().run(P.enabled)
+    monkeypatch.delenv("AGENTWORLD_REQUESTS")
+    theme = get_theme("calendar")
+    classic = fresh().run(synthesize_task, theme, 2, 0, "graph")
+    person = synthesize_task(theme, 2, 0, "graph", fallback=True)
+    assert "dependent_lookups" not in classic.features and "dependent_lookups" in person.features
