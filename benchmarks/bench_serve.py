@@ -41,7 +41,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-SERVERS = ("agentworld", "openenv")
+SERVERS = ("agentworld", "agentworld-h11", "openenv")  # agentworld-h11: the pure-Python HTTP stack, as before httptools/uvloop
 REFUSALS = ("session expired", "unknown session token", "live sessions", "names none")  # server refusals, not tool answers
 
 
@@ -50,7 +50,7 @@ class Args:
     sessions: str = "1,64,256,1024,2048"
     """comma-separated numbers of concurrent sessions"""
     servers: str = ",".join(SERVERS)
-    """which servers to drive: agentworld, openenv"""
+    """which servers to drive: agentworld (as `agentworld serve` runs), agentworld-h11 (pure-Python HTTP), openenv"""
     seconds: float = 20.0
     """length of the load phase per (server, N), at most 60"""
     think: float = 1.0
@@ -74,7 +74,7 @@ class Args:
 
 
 # ----------------------------------------------------------------------------------------------- the servers
-def serve_agentworld(args: Args) -> None:
+def serve_agentworld(args: Args, pure_python: bool = False) -> None:
     import uvicorn
 
     from agentworld_gym.mcp.server import http_app, theme_server
@@ -82,7 +82,8 @@ def serve_agentworld(args: Args) -> None:
     room = args.capacity + 16
     server = theme_server(args.theme, max_sessions=room, sessions_per_client=room)  # one client address drives them all
     config = uvicorn.Config(http_app(server), host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=30,
-                            limit_concurrency=args.connections + 64, backlog=4096)
+                            limit_concurrency=args.connections + 64, backlog=4096,
+                            **({"http": "h11", "loop": "asyncio"} if pure_python else {}))
     uvicorn.Server(config).run()
 
 
@@ -174,6 +175,43 @@ def episode_calls(theme_id: str, count: int = 60) -> list[list[tuple[str, dict]]
     return out
 
 
+class HTTPPool:
+    """Keep-alive HTTP/1.1 connections on asyncio streams, shared by all sessions: a client as light as the
+    WebSocket client on OpenEnv's side, so the load generator's own cost does not weigh on one side only."""
+
+    def __init__(self, port: int, size: int):
+        self.port, self.size, self.made = port, size, 0
+        self.idle: asyncio.Queue = asyncio.Queue()
+
+    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        if self.idle.empty() and self.made < self.size:
+            self.made += 1
+            conn = await asyncio.open_connection("127.0.0.1", self.port)
+        else:
+            conn = await self.idle.get()
+        reader, writer = conn
+        try:
+            head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            writer.write(f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{self.port}\r\ncontent-length: {len(body)}\r\n{head}\r\n".encode() + body)
+            status = int((await reader.readline()).split()[1])
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            reply = await reader.readexactly(length)
+        except BaseException:
+            writer.close()  # a broken or timed-out connection is not reused
+            self.made -= 1
+            raise
+        self.idle.put_nowait(conn)
+        return status, reply
+
+    async def aclose(self) -> None:
+        while not self.idle.empty():
+            self.idle.get_nowait()[1].close()
+
+
 class AgentWorldSession:
     """One session over the MCP wire (stateless protocol, token in _meta), sharing the generator's HTTP pool."""
 
@@ -181,21 +219,20 @@ class AgentWorldSession:
     META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "bench_serve", "version": "0"},
             "io.modelcontextprotocol/clientCapabilities": {}}  # what mcp.Client sends on every stateless request
 
-    def __init__(self, http, url: str, tally: Tally, timeout: float):
-        self.http, self.url, self.tally, self.timeout, self.token = http, url, tally, timeout, None
+    def __init__(self, http: HTTPPool, tally: Tally, timeout: float):
+        self.http, self.tally, self.timeout, self.token = http, tally, timeout, None
         self._id = 0
 
     async def _call(self, name: str, arguments: dict) -> tuple[bool, str]:
         self._id += 1
         meta = {**self.META, "agentworld/session": self.token} if self.token else self.META
-        params = {"name": name, "arguments": arguments, "_meta": meta}
-        body = {"jsonrpc": "2.0", "id": self._id, "method": "tools/call", "params": params}
+        body = json.dumps({"jsonrpc": "2.0", "id": self._id, "method": "tools/call", "params": {"name": name, "arguments": arguments, "_meta": meta}})
         headers = {**self.HEADERS, "mcp-method": "tools/call", "mcp-name": name}
-        r = await asyncio.wait_for(self.http.post(self.url, json=body, headers=headers), self.timeout)
-        if r.status_code != 200:
-            raise RuntimeError(f"HTTP {r.status_code}: {r.text[:200]}")
-        text = r.text
-        if text.startswith("event:") or text.startswith("data:") or "\ndata:" in text:  # an SSE reply: its data line
+        status, raw = await asyncio.wait_for(self.http.post("/mcp", body.encode(), headers), self.timeout)
+        text = raw.decode()
+        if status != 200:
+            raise RuntimeError(f"HTTP {status}: {text[:200]}")
+        if not text.startswith("{"):  # an SSE reply: its data line
             text = next(line[5:].strip() for line in text.splitlines() if line.startswith("data:") and line[5:].strip())
         reply = json.loads(text)
         if "error" in reply:
@@ -253,13 +290,9 @@ class OpenEnvSession:
 async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: list, rng: random.Random) -> dict:
     tally = Tally()
     http = None
-    if kind == "agentworld":
-        import httpx2
-
-        http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=args.connections, max_keepalive_connections=args.connections),
-                                  timeout=args.timeout)
-        url = f"http://127.0.0.1:{server.port}/mcp"
-        sessions = [AgentWorldSession(http, url, tally, args.timeout) for _ in range(n)]
+    if kind.startswith("agentworld"):
+        http = HTTPPool(server.port, args.connections)
+        sessions = [AgentWorldSession(http, tally, args.timeout) for _ in range(n)]
     else:
         url = f"ws://127.0.0.1:{server.port}/ws"
         sessions = [OpenEnvSession(url, tally, args.timeout) for _ in range(n)]
@@ -274,7 +307,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
             return False
 
     # warm-up: one session opened and closed, so imports and caches are in the baseline
-    warm = (AgentWorldSession(http, url, tally, args.timeout) if http else OpenEnvSession(url, tally, args.timeout))
+    warm = AgentWorldSession(http, tally, args.timeout) if http else OpenEnvSession(url, tally, args.timeout)
     await guarded("warm-up open", warm.open())
     await guarded("warm-up close", warm.close())
     tally.errors, tally.error_samples = 0, []
@@ -342,7 +375,7 @@ def main() -> None:
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
     args = Args(**vars(p.parse_args()))
     if args.serve:
-        {"agentworld": serve_agentworld, "openenv": serve_openenv}[args.serve](args)
+        {"agentworld": serve_agentworld, "agentworld-h11": lambda a: serve_agentworld(a, pure_python=True), "openenv": serve_openenv}[args.serve](args)
         return
     if not 0 < args.seconds <= 60:
         p.error(f"expected --seconds in (0, 60], got {args.seconds}")
