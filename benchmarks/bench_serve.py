@@ -37,6 +37,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -82,7 +83,7 @@ def serve_agentworld(args: Args, pure_python: bool = False) -> None:
     room = args.capacity + 16
     server = theme_server(args.theme, max_sessions=room, sessions_per_client=room)  # one client address drives them all
     config = uvicorn.Config(http_app(server), host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=30,
-                            limit_concurrency=args.connections + 64, backlog=4096,
+                            limit_concurrency=4 * args.connections, backlog=4096,  # uvicorn counts lingering request tasks too
                             **({"http": "h11", "loop": "asyncio"} if pure_python else {}))
     uvicorn.Server(config).run()
 
@@ -91,7 +92,6 @@ def serve_openenv(args: Args) -> None:
     """openenv-core's own echo environment, written by `openenv init echo` (its reference template), served by its own
     `create_app` with room for the sessions (the template's app.py allows one)."""
     import importlib
-    import tempfile
 
     import uvicorn
     from openenv.core.env_server.http_server import create_app
@@ -113,11 +113,13 @@ class ServerProcess:
             self.port = s.getsockname()[1]
         cmd = [sys.executable, __file__, "--serve", kind, "--port", str(self.port), "--capacity", str(capacity),
                "--theme", args.theme, "--connections", str(args.connections)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - the server's stderr, quoted if it dies (a pipe nobody reads would block it)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 120
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the {kind} server exited: {self.proc.stderr.read().decode()[-2000:]}")
+                self.log.seek(0)
+                raise RuntimeError(f"the {kind} server exited: {self.log.read().decode(errors='replace')[-2000:]}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 break
@@ -143,6 +145,7 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.log.close()
 
 
 # ----------------------------------------------------------------------------------------------- the sessions
