@@ -166,6 +166,7 @@ class Tally:
 def episode_calls(theme_id: str, count: int = 60) -> list[list[tuple[str, dict]]]:
     """Tool-call sequences of synthesized task solutions (levels 1-3), the calls a correct agent makes."""
     from agentworld_gym.envs import get_theme
+
     from agentworld_gym.synthesis import synthesize_task
 
     theme = get_theme(theme_id)
@@ -323,7 +324,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
             return await guarded("open", s.open())
     opened = await asyncio.gather(*(open_one(s) for s in sessions))
     open_s = time.perf_counter() - t
-    live = [s for s, ok in zip(sessions, opened) if ok]
+    live = [s for s, ok in zip(sessions, opened, strict=True) if ok]
     await asyncio.sleep(1.0)
     rss_idle = server.rss_kb()
 
@@ -350,7 +351,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
                 tally.calls += 1
             tally.episodes += 1
 
-    await asyncio.gather(*(play(s, seed) for s, seed in zip(live, seeds)))
+    await asyncio.gather(*(play(s, seed) for s, seed in zip(live, seeds, strict=False)))
     wall = time.perf_counter() - start
     cpu = server.cpu_s() - cpu0
     load_errors = tally.errors
