@@ -48,6 +48,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import takewhile
 from typing import Any
 
 from ..actions import ToolCall
@@ -233,9 +234,9 @@ class ThemeWorlds:
         if self.idle_timeout is None:
             return
         limit = self._clock() - self.idle_timeout
-        for key, entry in list(self._worlds.items()):  # least recently used first: stop at the first fresh one
-            if entry[3] > limit:
-                break
+        # least recently used first: only the stale head is read (this runs on every call, so never all N worlds)
+        stale = [key for key, _ in takewhile(lambda item: item[1][3] <= limit, self._worlds.items())]
+        for key in stale:
             if key != LOCAL:  # stdio / in-process: the one client's world is not taken away
                 self._end(key, f"ended after {self.idle_timeout:g} s without a call")
 
