@@ -189,7 +189,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         if terminated or truncated:
             self._done = True
             # Hash the gold tables only when the task changes them, and other tables only when written to (ms each).
-            final = self.state_hash(self.task.state_tables or None) if self.task.state_hash is not None else None
+            final = self._final_hash() if self.task.state_hash is not None else None
             self.verification = verify(self.task, self.submitted, final, self._untouched())
             if hasattr(self.backend, "grade"):  # a backend whose tasks carry checks of their own (release success criteria)
                 self.verification = self.backend.grade(self.task, self.verification)
@@ -388,6 +388,21 @@ class AgentWorldEnv(gym.Env[str, str]):
 
         self.conn.set_trace_callback(trace)
 
+    def _final_hash(self) -> str:
+        """The hash of the task's gold tables now; when the episode wrote none of them, the template's (cached), so
+        an episode that changed nothing ends without reading every row."""
+        tables = tuple(sorted(self.task.state_tables or (t.name for t in self.theme.spec.tables)))
+        if self.backend is None and self._written is not None and not self._written & set(tables):
+            key = (self.theme.id, id(self.theme), self.task.db_seed, self.scale, tables)
+            if key not in _INITIAL_STATE:
+                conn = open_copy(self.theme.world(self.task.db_seed, self.scale).template)
+                try:
+                    _INITIAL_STATE[key] = state_hash(conn, list(tables))
+                finally:
+                    conn.close()
+            return _INITIAL_STATE[key]
+        return self.state_hash(self.task.state_tables or None)
+
     def _untouched(self) -> bool | None:
         """Whether every table outside the task's gold tables still holds its initial rows (None when the
         world is external and cannot be compared)."""
@@ -471,6 +486,7 @@ def _as_json_object(arguments: dict) -> dict:
 
 
 _INITIAL: dict[tuple, dict[str, str]] = {}
+_INITIAL_STATE: dict[tuple, str] = {}  # (theme, world, tables) -> hash of those tables in the template
 
 
 def _initial_hashes(theme: Theme, db_seed: int, scale: float):

@@ -276,3 +276,24 @@ def test_short_episode_observation_is_the_whole_transcript(env):
     obs, *_ = env.step('{"name": "list_accounts", "arguments": {}}')
     assert "not shown" not in obs and obs.startswith("[system]\n")
     assert obs.endswith(f"[tool list_accounts]\n{env.unwrapped.messages[-1]['content']}\n")
+
+
+def test_final_hash_of_an_episode_without_writes_is_the_full_hash():
+    """The submit-time shortcut (no gold table written: the template's cached hash) equals hashing the rows."""
+    from agentworld_gym.env import AgentWorldEnv
+
+    env = AgentWorldEnv("retail", difficulty=3)
+    checked = 0
+    for seed in range(12):
+        env.reset(seed=seed)
+        if env.task.state_hash is None:
+            continue
+        checked += 1
+        assert env._written == set()
+        assert env._final_hash() == env.state_hash(env.task.state_tables or None)
+        call = env.task.solution[-1]  # the gold's write: now the tables must be hashed
+        env.step(json.dumps({"name": call["name"], "arguments": call["arguments"]}))
+        if env._written & set(env.task.state_tables):
+            assert env._final_hash() == env.state_hash(env.task.state_tables or None)
+    env.close()
+    assert checked >= 3  # write tasks were drawn
