@@ -341,9 +341,10 @@ def user_label(user) -> str:
 
 @dataclass
 class ConversationOracle:
-    """Asks for each private fact the user holds, replays the task's gold calls, then reports the
-    gold answer in words (no question, so a scripted user stops). It reads the answer key: a
-    reference solver that checks the conversation machinery, never a baseline."""
+    """Asks for each private fact the user holds, replays the task's gold calls, then reports: a tau2
+    task's required information in words (no question, so a scripted user stops), another task's
+    answer through submit. It reads the answer key: a reference solver that checks the conversation
+    machinery, never a baseline."""
 
     env: Any
     _asked: int = field(default=0, init=False)
@@ -360,8 +361,10 @@ class ConversationOracle:
         calls = len(said) - len(asks)
         if calls < len(task.solution):
             return json.dumps(task.solution[calls])
-        answer = task.answer if task.answer_type != "none" and task.answer else "Your request is done."
-        return f"Done. {answer}"
+        if "user_scenario" in task.features:
+            return "Your request is done." + (f" {task.answer}" if task.answer else "")
+        answer = task.answer if task.answer_type != "none" else "done"
+        return json.dumps({"name": "submit", "arguments": {"answer": answer}})
 
 
 __all__ = ["END_REASONS", "GREETING", "OUT_OF_SCOPE", "SCRIPTED", "SOLO", "STOP", "TRANSFER", "ConversationOracle", "Fact",

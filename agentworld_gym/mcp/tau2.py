@@ -37,7 +37,7 @@ from typing import Any
 
 from ..actions import ToolCall
 from ..env import AgentWorldEnv
-from ..errors import BackendError, ConfigError
+from ..errors import BackendError, ConfigError, InputFormatError
 from ..tasks import Task, load_tasks, save_tasks
 from ..tools import ToolResult
 from .backend import MCPBackend, json_hash
@@ -214,8 +214,9 @@ def _agent_calls(messages: list[dict]) -> list[tuple[str, dict]]:
 
 
 def _agent_texts(messages: list[dict], submitted: Any) -> list[str]:
-    """What the agent said to the user: its text messages, and a submitted answer (its last words)."""
-    texts = [str(m["content"]) for m in messages if m.get("role") == "assistant" and m.get("content") and not m.get("tool_calls")]
+    """What the agent said to the user: the text of its messages (beside tool calls too, as tau2 reads
+    them), and a submitted answer (its last words)."""
+    texts = [str(m["content"]) for m in messages if m.get("role") == "assistant" and str(m.get("content") or "").strip()]
     return texts + ([str(submitted)] if submitted not in (None, "") and str(submitted) not in texts[-1:] else [])
 
 
@@ -305,18 +306,19 @@ class Tau2Env(AgentWorldEnv):
 
 def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, split: str | None = None, max_turns: int = 30,
                   reward_mode: str = "binary", render_mode: str | None = None, timeout: float = 30.0, user: Any = SCRIPTED,
-                  judge: Any = None):
+                  judge: Any = None, judge_name: str | None = None):
     """`gym.make("AgentWorld/tau2-<domain>-v0")`: a tau2 domain over its MCP server.
 
     user: "scripted" (default: tau2's protocol, the scenario held by a deterministic user), a policy spec
         playing the user ("openai:<model>@<url>", "hf:<model>", "smollm2-135m"), a user object, or "solo"
         (the agent reads the whole scenario; not comparable with tau2's numbers, and results say "solo").
-    judge: a policy spec (or policy) that grades nl_assertions, reported apart from the reward.
+    judge: a policy spec (or a loaded policy, named by judge_name) that grades nl_assertions, reported apart
+        from the reward.
     """
     from ..user_simulator import make_user
 
     user = make_user(user)
-    judge_name = judge if isinstance(judge, str) else (None if judge is None else type(judge).__name__)
+    judge_name = judge if isinstance(judge, str) else judge_name or (None if judge is None else type(judge).__name__)
     if isinstance(judge, str):
         judge = _load_judge(judge)
     backend = Tau2Backend(domain, data, timeout)
@@ -334,6 +336,86 @@ def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, spl
     except BaseException:
         backend.close()
         raise
+
+
+# --------------------------------------------------------------------------------------------
+# Export: an episode as tau2 writes a simulation run, for tau2's own evaluator
+
+
+def raw_tasks(folder: str | Path) -> dict[str, dict]:
+    """{tau2 task id: the task as the domain's tasks.json holds it}."""
+    return {str(t["id"]): t for t in json.loads((Path(folder) / "tasks.json").read_text(encoding="utf-8"))}
+
+
+def tau2_messages(messages: list[dict]) -> list[dict]:
+    """An episode's messages as tau2 messages: the system prompt dropped (tau2 keeps the policy apart),
+    tool calls with requestor "assistant", and a `submit` call turned into what it is in tau2: the
+    agent's last words to the user (the answer as text). Error notes about unreadable actions are not
+    tool results in tau2 and are dropped; the unreadable text stays as the agent's message."""
+    out: list[dict] = []
+    answers: dict[str, Any] = {}
+    for m in messages[1:]:
+        if m["role"] == "user":
+            out.append({"role": "user", "content": str(m.get("content") or "")})
+        elif m["role"] == "assistant":
+            calls = m.get("tool_calls") or []
+            real = [{"id": c["id"], "name": c["function"]["name"], "arguments": _agent_calls([{"role": "assistant", "tool_calls": [c]}])[0][1],
+                     "requestor": "assistant"} for c in calls if c["function"]["name"] != "submit"]
+            for c in calls:
+                if c["function"]["name"] == "submit":
+                    args = c["function"].get("arguments") or {}
+                    answers[c["id"]] = args.get("answer") if isinstance(args, dict) else None
+            text = str(m.get("content") or "")
+            if real or text.strip():
+                out.append({"role": "assistant", "content": text if text.strip() else None, "tool_calls": real or None})
+        elif m["role"] == "tool":
+            if m.get("name") == "submit":
+                answer = answers.get(m.get("tool_call_id"))
+                if answer not in (None, "") and str(answer).strip():
+                    out.append({"role": "assistant", "content": str(answer), "tool_calls": None})
+            elif not str(m.get("tool_call_id", "")).endswith("_error"):
+                content = str(m.get("content") or "")
+                out.append({"role": "tool", "id": m["tool_call_id"], "content": content, "requestor": "assistant",
+                            "error": content.startswith("Error")})
+    return out
+
+
+def termination_reason(info: dict) -> str:
+    """tau2's name for how the episode ended: the user ended it, the agent did, or max_turns cut it."""
+    if info.get("ended_by"):
+        return "user_stop"
+    return "agent_stop" if info.get("verification", {}).get("checks", {}).get("ended") else "max_steps"
+
+
+def tau2_record(run_id: str, domain: str, raw_task: dict, info: dict) -> dict:
+    """One finished episode as tau2's evaluator reads it (see benchmarks/tau2_reference_verdicts.py): a
+    task's initial message history first, as tau2's orchestrator starts from it."""
+    history = ((raw_task.get("initial_state") or {}).get("message_history")) or []
+    return {"id": run_id, "domain": domain, "task": raw_task, "messages": [*history, *tau2_messages(info["messages"])],
+            "termination_reason": termination_reason(info)}
+
+
+RECORD_KEYS = ("id", "domain", "task", "messages", "termination_reason")
+
+
+def read_records(path: str | Path, required: tuple[str, ...] = RECORD_KEYS) -> list[dict]:
+    """A JSON Lines file of trajectory records (or of verdicts, with `required` = ("id",)); a line in
+    the wrong shape is one InputFormatError naming the file, the line and what is missing."""
+    path = Path(path)
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputFormatError(f"Expected one JSON object a line in {path}, got line {i}: {exc}.") from None
+        missing = [k for k in required if k not in row] if isinstance(row, dict) else list(required)
+        if missing or not isinstance(row.get("messages", []), list):
+            raise InputFormatError(f"Expected a trajectory record with {list(required)} (messages a list) on every line of {path}, "
+                                   f"got line {i} without {missing or ['a messages list']}.")
+        rows.append(row)
+    return rows
 
 
 def _load_judge(spec: str):
