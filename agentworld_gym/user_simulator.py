@@ -58,12 +58,15 @@ ASK_WORDS = {
     "location": ("where", "location", "country"),
 }
 _FACT_MARKERS = {  # how a scenario sentence shows that it holds a fact of each kind
-    "name": r"\b(?:you are|your name is|you name is|name)\b(?:\s+\w+)?\s+[A-Z][a-z]+",
-    "zip code": r"\bzip\b", "email": r"@|\bemail\b", "user id": r"\buser id\b|\bid is\b",
-    "phone number": r"\bphone\b", "address": r"\baddress\b", "reservation": r"\breservation\b|\bconfirmation\b",
-    "order": r"#W?\d|\border\b", "payment": r"\bpayment\b|\bcard\b",
-    "location": r"\b(?:abroad|currently in|live in|located)\b",
+    "name": r"(?i:\b(?:you are|your name is|you name is|called)\b)\s+[A-Z][a-z]+",
+    "zip code": r"(?i:\bzip)|\b\d{5}\b", "email": r"@|(?i:\bemail\b)",
+    "user id": r"(?i:\buser id\b|\bid is\b)|\b[a-z]+_[a-z]+_\d+\b",
+    "phone number": r"(?i:\bphone\b)|\b\d{3}-\d{3}-\d{4}\b", "address": r"(?i:\baddress\b)",
+    "reservation": r"(?i:\breservation\b|\bconfirmation\b)", "order": r"#W?\d|(?i:\border\b)",
+    "payment": r"(?i:\bpayment\b|\bcard\b)",
+    "location": r"(?i:\b(?:abroad|currently in|live in|living in|residing|located|moved)\b)",
 }
+IDENTITY_WORDS = ("name", "who", "identify", "verify", "details", "information")  # a known_info sentence of no kind above
 
 
 @dataclass(frozen=True)
@@ -173,9 +176,9 @@ def scenario_from_tau2(user_scenario: dict) -> Scenario:
         return Scenario(first_person(str(ins or "")), (), (), str(ins or ""), persona)
     facts = []
     for sentence in _sentences(ins.get("known_info")):
-        kinds = [k for k, marker in _FACT_MARKERS.items() if re.search(marker, sentence, flags=re.IGNORECASE if k != "name" else 0)]
-        if kinds:
-            facts.append(Fact(", ".join(kinds), first_person(sentence), tuple(w for k in kinds for w in ASK_WORDS[k])))
+        kinds = [k for k, marker in _FACT_MARKERS.items() if re.search(marker, sentence)]
+        words = tuple(w for k in kinds for w in ASK_WORDS[k]) or IDENTITY_WORDS
+        facts.append(Fact(", ".join(kinds) or "details", first_person(sentence), words))
     rules = "\n".join(str(ins.get(k) or "").strip() for k in ("known_info", "task_instructions") if ins.get(k))
     return Scenario(first_person(str(ins.get("reason_for_call") or "")), tuple(facts),
                     tuple(first_person(s) for s in _sentences(ins.get("unknown_info"))), rules, persona)
@@ -280,9 +283,8 @@ class PolicyUser:
     name: str = "policy"
 
     def reply(self, scenario: Scenario, dialogue: list[dict]) -> str:
-        messages = [{"role": "system", "content": f"{USER_RULES}\n\n{scenario.card()}"}]
-        if not any(m.get("role") == "assistant" for m in dialogue):
-            messages.append({"role": "user", "content": GREETING})
+        # the conversation starts, as in tau2, with the agent's greeting that the user's opening answers
+        messages = [{"role": "system", "content": f"{USER_RULES}\n\n{scenario.card()}"}, {"role": "user", "content": GREETING}]
         messages += [{"role": "user" if m["role"] == "assistant" else "assistant", "content": str(m.get("content") or "")}
                      for m in dialogue if m.get("role") in ("assistant", "user")]
         return chat(self.policy, messages).strip() or "(no reply)"
@@ -318,16 +320,20 @@ def make_user(spec: str | Any | None, **policy_kwargs) -> Any | None:
     if spec == SCRIPTED:
         return ScriptedUser()
     if spec.startswith(LLM_PREFIXES) or spec == "smollm2-135m":
-        from .policies.llm import make_llm_policy
-
-        try:
-            policy = make_llm_policy(spec, **policy_kwargs)
-        except ConfigError:
-            raise
-        except Exception as exc:  # a missing model folder, a hub id offline, a broken checkpoint
-            raise ConfigError(f"Expected a user model that loads, got {spec!r}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from exc
-        return PolicyUser(policy, name=spec)
+        return PolicyUser(load_model_policy(spec, "user", **policy_kwargs), name=spec)
     raise ConfigError(f"Expected a user 'solo', 'scripted', 'openai:<model>@<url>', 'hf:<model>' or 'smollm2-135m', got {spec!r}.")
+
+
+def load_model_policy(spec: str, role: str, **policy_kwargs):
+    """An LLM policy for a role other than the agent (the user, a judge); a model that cannot load (a missing
+    folder, a hub id offline, a broken checkpoint, a malformed spec) is one ConfigError naming the role."""
+    from .policies.llm import make_llm_policy
+
+    try:
+        return make_llm_policy(spec, **policy_kwargs)
+    except Exception as exc:
+        detail = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise ConfigError(f"Expected a {role} model that loads, got {spec!r}: {type(exc).__name__}: {detail}") from exc
 
 
 def user_label(user) -> str:

@@ -419,14 +419,9 @@ def read_records(path: str | Path, required: tuple[str, ...] = RECORD_KEYS) -> l
 
 
 def _load_judge(spec: str):
-    from ..policies.llm import make_llm_policy
+    from ..user_simulator import load_model_policy
 
-    try:
-        return make_llm_policy(spec, max_new_tokens=256)
-    except ConfigError:
-        raise
-    except Exception as exc:  # a missing model folder, a hub id offline, a broken checkpoint
-        raise ConfigError(f"Expected a judge model that loads, got {spec!r}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from exc
+    return load_model_policy(spec, "judge", max_new_tokens=256)
 
 
 def replay_report(domain: str, data: str | None = None, progress: bool = False) -> dict:
