@@ -208,11 +208,11 @@ def env(**kwargs) -> AssistantUserEnv:
     return AssistantUserEnv(**kwargs)
 
 
-def play(aec: AssistantUserEnv, assistant, user=None, seed: int | None = None) -> dict:
+def play(aec: AssistantUserEnv, assistant, user=None, seed: int | None = None, options: dict | None = None) -> dict:
     """Run one episode with `assistant` and `user` policies (`act(obs, info) -> str`; the user
     defaults to `ScriptedUser`); returns the reward, the number of turns, how it ended and the final info."""
     user = user or ScriptedUser()
-    aec.reset(seed=seed)
+    aec.reset(seed=seed, options=options)
     policies = {ASSISTANT: assistant, USER: user}
     reward = 0.0
     for agent in aec.agent_iter():
