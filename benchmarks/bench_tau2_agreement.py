@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -168,7 +169,8 @@ def main() -> None:
         path = work / f"{domain}.trajectories.jsonl"
         play(domain, args, path)
         verdicts = work / f"{domain}.tau2_verdicts.jsonl"
-        subprocess.run([args.tau2_python, str(ROOT / "benchmarks" / "tau2_reference_verdicts.py"), str(path), str(verdicts)], check=True)
+        subprocess.run([args.tau2_python, str(ROOT / "benchmarks" / "tau2_reference_verdicts.py"), str(path), str(verdicts)], check=True,
+                       env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})  # litellm would fetch a price list at import
         records += read_records(path, ("id", "domain", "task", "messages", "termination_reason", "ours"))
     theirs = {r["id"]: r for d in domains for r in read_records(work / f"{d}.tau2_verdicts.jsonl", ("id",))}
     summary = compare(records, theirs)

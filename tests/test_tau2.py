@@ -7,6 +7,7 @@ installed domain and benchmarks/bench_tau2_agreement.py compares >= 1,000 verdic
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -203,7 +204,8 @@ def test_verdicts_agree_with_tau2s_own_evaluator(tmp_path):
             env.close()
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
     out = tmp_path / "verdicts.jsonl"
-    subprocess.run([str(TAU2_PYTHON), str(ROOT / "benchmarks" / "tau2_reference_verdicts.py"), str(src), str(out)], check=True, timeout=600)
+    subprocess.run([str(TAU2_PYTHON), str(ROOT / "benchmarks" / "tau2_reference_verdicts.py"), str(src), str(out)], check=True, timeout=600,
+                   env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})  # litellm would fetch a price list at import
     theirs = {r["id"]: r for r in read_records(out, ("id",))}
     compared, disagreements = 0, []
     for rec in records:
