@@ -22,6 +22,7 @@ from .errors import ConfigError, ResetNeededError, TaskError, check_choice, chec
 from .spaces import TextSpace, ToolCallSpace
 from .tasks import Task, Verification, load_tasks, verify
 from .theme import TOOLS_HEADER, Theme
+from .user_simulator import end_reason, make_user, scenario_of, user_label
 from .world import open_copy, state_hash
 
 MAX_ECHO = 4_000  # characters of an action or tool result kept in the transcript
@@ -101,8 +102,6 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.scale = scale
         self.render_mode = render_mode
         self.tools_in_prompt = tools_in_prompt
-        from .user_simulator import make_user
-
         self.user = make_user(user)
         self.tasks = _load_task_list(tasks, self.theme.id)
         self._issued: set[str] = set()  # instructions of the tasks synthesized since the last seeded reset
@@ -138,15 +137,13 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.turn = 0
         self.submitted: Any = None
         self.verification: Verification | None = None
-        self._done = False
+        self._done, self.terminated = False, False
         self.ended_by = None
         self.messages = [{"role": "system", "content": self.theme.system_prompt if self.tools_in_prompt else instructions_of(self.theme)}]
         self._transcript = f"[system]\n{self.theme.system_prompt}\n"
         if self.user is None:
             self._add_user_message(self.task.instruction)
         else:
-            from .user_simulator import scenario_of
-
             self.scenario = scenario_of(self.task)
             opening = self.user.reply(self.scenario, [])
             if opening is not None:  # a relayed user opens through user_says()
@@ -273,8 +270,6 @@ class AgentWorldEnv(gym.Env[str, str]):
 
     def _hear_user(self, text: str) -> bool:
         """Record the user's reply; True when it ends the conversation."""
-        from .user_simulator import end_reason
-
         if not text.strip():
             text = "(the user sent an empty message)"
         self._add_user_message(_clip(text))
@@ -328,8 +323,6 @@ class AgentWorldEnv(gym.Env[str, str]):
             "turn": self.turn,
         }
         if self.user is not None:
-            from .user_simulator import user_label
-
             info["user"] = user_label(self.user)
             if self.ended_by is not None:
                 info["ended_by"] = self.ended_by

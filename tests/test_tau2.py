@@ -18,8 +18,17 @@ import pytest
 from agentworld_gym.bench import pass_hat_k, pass_k_table
 from agentworld_gym.errors import ConfigError, InputFormatError
 from agentworld_gym.mcp.registration import tau2_env_id
-from agentworld_gym.mcp.tau2 import (action_matches, get_domain, import_tau2, installed_domains, make_tau2_env, raw_tasks, read_records,
-                                     replay_report, tau2_record)
+from agentworld_gym.mcp.tau2 import (
+    action_matches,
+    get_domain,
+    import_tau2,
+    installed_domains,
+    make_tau2_env,
+    raw_tasks,
+    read_records,
+    replay_report,
+    tau2_record,
+)
 from agentworld_gym.policies import OraclePolicy, RandomPolicy, run_episode
 from agentworld_gym.policies.null import DoNothingPolicy
 from agentworld_gym.user_simulator import ConversationOracle, scenario_of

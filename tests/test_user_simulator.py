@@ -15,8 +15,19 @@ from agentworld_gym.errors import ConfigError
 from agentworld_gym.mcp.tau2 import get_domain, installed_domains
 from agentworld_gym.policies import OraclePolicy, run_episode
 from agentworld_gym.policies.null import DoNothingPolicy
-from agentworld_gym.user_simulator import (OUT_OF_SCOPE, STOP, TRANSFER, ConversationOracle, PolicyUser, ScriptedUser,
-                                           end_reason, first_person, make_user, scenario_from_instruction, scenario_from_tau2)
+from agentworld_gym.user_simulator import (
+    OUT_OF_SCOPE,
+    STOP,
+    TRANSFER,
+    ConversationOracle,
+    PolicyUser,
+    ScriptedUser,
+    end_reason,
+    first_person,
+    make_user,
+    scenario_from_instruction,
+    scenario_from_tau2,
+)
 
 USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{3,5}\b")
 

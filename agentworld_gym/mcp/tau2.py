@@ -40,8 +40,8 @@ from ..env import AgentWorldEnv
 from ..errors import BackendError, ConfigError, InputFormatError
 from ..tasks import Task, load_tasks, save_tasks
 from ..tools import ToolResult
-from .backend import MCPBackend, json_hash
 from ..user_simulator import SCRIPTED, user_label
+from .backend import MCPBackend, json_hash
 from .tau2_domains import EXTRA, Domain, get_domain, installed_domains  # noqa: F401 - re-exported
 
 STATE_KEY = "state_key"
