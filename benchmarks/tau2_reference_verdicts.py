@@ -72,32 +72,40 @@ def env_reward(constructor, task: Task, messages: list):
         return EnvironmentEvaluator.calculate_reward(constructor, bare, messages, solo_mode=False), f"{type(exc).__name__}: {exc}"
 
 
+def components(task: Task, domain: str, messages: list, termination: str) -> tuple:
+    """(combined reward or None, db check, env assertion checks, assertion error, action checks, communicate checks)."""
+    basis = {str(b.value) for b in (task.evaluation_criteria.reward_basis if task.evaluation_criteria else [])}
+    if termination in ("agent_stop", "user_stop") and "NL_ASSERTION" not in basis and task.evaluation_criteria is not None:
+        sim = SimulationRun(id="run", task_id=task.id, start_time="", end_time="", duration=0.0,
+                            termination_reason=TerminationReason(termination), messages=messages)
+        try:  # one evaluate_simulation(ALL) call holds every component verdict beside the combined one
+            info = evaluate_simulation(sim, task, EvaluationType.ALL, solo_mode=False, domain=domain)
+            return info.reward, info.db_check, info.env_assertions, None, info.action_checks, info.communicate_checks
+        except ValueError as exc:
+            if str(exc).startswith("Tool call:") or not task.evaluation_criteria.env_assertions:
+                raise  # else an env assertion raised on this state: the components one by one below
+    # the components one by one: ALL refuses NL_ASSERTION bases and gives unfinished runs 0 without checks
+    env, assertion_error = env_reward(registry.get_env_constructor(domain), task, messages)
+    return (None, env.db_check, env.env_assertions, assertion_error, ActionEvaluator.calculate_reward(task, messages).action_checks,
+            CommunicateEvaluator.calculate_reward(task, messages).communicate_checks)
+
+
 def verdicts(record: dict) -> dict:
     task = Task.model_validate(record["task"])
-    domain = record["domain"]
     messages = messages_of(record["messages"])
-    constructor = registry.get_env_constructor(domain)
     mismatch = None
     try:
-        env, assertion_error = env_reward(constructor, task, messages)
+        reward, db, assertions, assertion_error, actions, told = components(task, record["domain"], messages, record["termination_reason"])
     except ValueError as exc:
         if not str(exc).startswith("Tool call:"):
             raise
         mismatch = str(exc)[:600]  # a recorded tool result differs from tau2's own
-        messages = regenerate(task, domain, messages)
-        env, assertion_error = env_reward(constructor, task, messages)
-    action = ActionEvaluator.calculate_reward(task, messages)
-    communicate = CommunicateEvaluator.calculate_reward(task, messages)
-    basis = {str(b.value) for b in (task.evaluation_criteria.reward_basis if task.evaluation_criteria else [])}
-    reward = None
-    if "NL_ASSERTION" not in basis and assertion_error is None:
-        sim = SimulationRun(id=record["id"], task_id=task.id, start_time="", end_time="", duration=0.0,
-                            termination_reason=TerminationReason(record["termination_reason"]), messages=messages)
-        reward = evaluate_simulation(sim, task, EvaluationType.ALL, solo_mode=False, domain=domain).reward
-    return {"id": record["id"], "reward": reward, "db": env.db_check.db_match if env.db_check else None,
-            "env_assertions": False if assertion_error else all(c.met for c in env.env_assertions) if env.env_assertions else None,
-            "env_assertion_error": assertion_error,
-            "action": action.reward == 1.0, "communicate": communicate.reward == 1.0, "tool_mismatch": mismatch}
+        messages = regenerate(task, record["domain"], messages)
+        reward, db, assertions, assertion_error, actions, told = components(task, record["domain"], messages, record["termination_reason"])
+    return {"id": record["id"], "reward": reward, "db": db.db_match if db else None,
+            "env_assertions": False if assertion_error else all(c.met for c in assertions) if assertions else None,
+            "env_assertion_error": assertion_error, "action": all(c.action_match for c in actions or []),
+            "communicate": all(c.met for c in told or []), "tool_mismatch": mismatch}
 
 
 def main() -> None:
