@@ -158,10 +158,9 @@ def scenario_from_instruction(instruction: str) -> Scenario:
     """A project task's user: the instruction with its ids, emails and dates held back until asked."""
     facts = task_facts(instruction)
 
-    def words(label: str) -> tuple[str, ...]:
+    def words(label: str) -> tuple[str, ...]:  # "account 2" is asked for as "account" or "account 2"
         head = label.split()[0]
-        found = ASK_WORDS.get(head, (head,)) if head in ("email", "date") else (head,)
-        return (*found, label) if label != "id" else found
+        return (ASK_WORDS[head] if head in ("email", "date") else (head,)) + ((label,) if label != "id" else ())
 
     return Scenario(mask_facts(instruction, facts), tuple(Fact(k, f"The {k} is {v}.", words(k)) for k, v in facts.items()),
                     instructions=instruction)
@@ -179,9 +178,8 @@ def scenario_from_tau2(user_scenario: dict) -> Scenario:
         kinds = [k for k, marker in _FACT_MARKERS.items() if re.search(marker, sentence)]
         words = tuple(w for k in kinds for w in ASK_WORDS[k]) or IDENTITY_WORDS
         facts.append(Fact(", ".join(kinds) or "details", first_person(sentence), words))
-    rules = "\n".join(str(ins.get(k) or "").strip() for k in ("known_info", "task_instructions") if ins.get(k))
     return Scenario(first_person(str(ins.get("reason_for_call") or "")), tuple(facts),
-                    tuple(first_person(s) for s in _sentences(ins.get("unknown_info"))), rules, persona)
+                    tuple(first_person(s) for s in _sentences(ins.get("unknown_info"))), str(ins.get("task_instructions") or "").strip(), persona)
 
 
 def scenario_of(task) -> Scenario:
