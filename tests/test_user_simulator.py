@@ -145,3 +145,15 @@ def test_users_that_cannot_load_are_one_config_error(spec, match):
     with pytest.raises(ConfigError, match=match) as err:
         make_user(spec)
     assert "\n" not in str(err.value)
+
+
+def test_a_transformers_model_plays_the_user_in_the_env(tiny):
+    """`hf:<model>` as the user: a real (tiny, random) transformers model answers the agent inside step()."""
+    env = AgentWorldEnv("finance", user=f"hf:{tiny}", max_turns=4)
+    try:
+        obs, info = env.reset(seed=0)
+        assert info["user"] == f"hf:{tiny}" and info["messages"][1]["role"] == "user" and info["messages"][1]["content"]
+        obs, reward, terminated, truncated, info = env.step("Which account do you mean?")
+        assert info["messages"][-1]["role"] == "user" and info["messages"][-2]["content"] == "Which account do you mean?"
+    finally:
+        env.close()
