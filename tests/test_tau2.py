@@ -106,6 +106,13 @@ def test_mock_gold_replay_and_the_checks_of_each_reward_basis():
         assert v["not_graded"] == ["env_assertions"] and ("state" in v["checks"]) == ("DB" in asserted.features["reward_basis"])
         do_nothing = sum(run_episode(env, DoNothingPolicy(), options={"task": t})["success"] for t in tasks)
         assert do_nothing == 2  # only the two tasks that change nothing and need no reply
+        unchecked = next(t for t in tasks if not t.features["db_graded"])  # tau2 compares no database here
+        cut = make_tau2_env("mock", max_turns=1)
+        try:
+            v = run_episode(cut, RandomPolicy(seed=0, p_submit=0.0), options={"task": unchecked})["info"]["verification"]
+        finally:
+            cut.close()
+        assert "state" not in v["checks"] and v["checks"]["ended"] is False and v["fraction"] == 0.0
     finally:
         env.close()
 

@@ -289,6 +289,7 @@ class Tau2Env(AgentWorldEnv):
         v.checks.pop("answer", None)  # replaced by communicate_info (substring, as tau2 checks it)
         if not f.get("db_graded", True):
             v.checks.pop("state", None)
+            v.credited = tuple(c for c in v.credited if c in v.checks)
         extra, not_graded = tau2_checks(self.task, self.messages, self.submitted)
         v.checks.update(extra)
         v.checks["ended"] = bool(self.terminated)
