@@ -88,3 +88,44 @@ def _answers_as_text(messages: list[dict]) -> list[dict]:
             if call["function"]["name"] == "submit" and isinstance(args, dict) and "answer" in args:
                 args["answer"] = str(args["answer"])
     return out
+
+
+def test_every_registered_theme_converts_to_trl_tools():
+    """All themes (2,067 at the time of writing), including those whose argument names are Python keywords
+    (`from`, `with`) or start with a digit (`12306_id`): each tool becomes a method whose schema has the
+    tool's arguments under Python names that map back one to one."""
+    import keyword
+
+    from agentworld_gym.envs import get_theme
+    from agentworld_gym.envs.registry import theme_ids
+    from transformers.utils import get_json_schema
+
+    renamed = 0
+    ids = theme_ids()
+    assert len(ids) > 2000
+    for theme in ids:
+        cls = aw_trl.environment_class(theme)
+        for schema in get_theme(theme).tool_schemas:
+            fn = schema["function"]
+            method = next(m for a, m in vars(cls).items() if callable(m) and getattr(m, "__name__", "") == fn["name"] and a != "__init__")
+            got = get_json_schema(method)["function"]["parameters"]["properties"]
+            assert all(p.isidentifier() and not keyword.iskeyword(p) for p in got)
+            assert sorted(method.tool_argument_names[p] for p in got) == sorted(fn["parameters"].get("properties", {}))
+            renamed += sum(p != method.tool_argument_names[p] for p in got)
+    assert renamed >= 14  # `from` (11 tools), `with` (1), `12306_id` (2) when this test was written
+
+
+def test_a_renamed_argument_reaches_the_tool_under_its_own_name():
+    """wayback-machine-server's get_snapshots takes `from` (and refuses unknown arguments): TRL calls the method
+    with `from_`; the tool must see `from` and answer exactly as a direct call with `from` does."""
+    from agentworld_gym.integrations._common import Episode, draw_tasks
+
+    row = draw_tasks("AgentWorld/wayback-machine-server-v0", 1)[0]
+    env = aw_trl.environment_class("wayback-machine-server")()
+    env.reset(task=row["task"])
+    got = env.get_snapshots(url="https://example.com", from_="20200101")
+    direct = Episode("wayback-machine-server")
+    direct.reset(row["task"])
+    assert got == direct.call("get_snapshots", {"url": "https://example.com", "from": "20200101"})
+    assert got != direct.call("get_snapshots", {"url": "https://example.com", "from_": "20200101"})  # the env refuses from_
+    assert env.episode.messages[-2]["tool_calls"][0]["function"]["arguments"] == {"url": "https://example.com", "from": "20200101"}

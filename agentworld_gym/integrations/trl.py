@@ -20,9 +20,10 @@ from __future__ import annotations
 import inspect
 import json
 import keyword
+import re
 from typing import Any
 
-from ..errors import ConfigError, require
+from ..errors import require
 from ._common import Episode, draw_tasks
 
 require("trl", "trl")
@@ -44,35 +45,49 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def python_names(params) -> dict[str, str]:
+    """Argument name -> a name usable as a Python parameter: `from` -> `from_`, `12306_id` -> `arg_12306_id`,
+    `page-size` -> `page_size` (TRL builds each tool's schema from a Python signature; the call maps back)."""
+    out: dict[str, str] = {}
+    for name in params:
+        py = re.sub(r"\W", "_", name) or "arg"
+        py = f"arg_{py}" if py[0].isdigit() else py
+        py = f"{py}_" if keyword.iskeyword(py) else py
+        while py in out.values() or (py != name and py in params):
+            py += "_"
+        out[name] = py
+    return out
+
+
 def tool_method(schema: dict):
     """A method standing for one tool: named, typed and documented from its JSON schema (so TRL and the chat
-    template see the same tool), running the call in the rollout's episode."""
+    template see the same tool), running the call in the rollout's episode. Argument names that are not
+    Python identifiers are renamed (`python_names`) and mapped back to the tool's own names on each call."""
     fn = schema.get("function", schema)
     name, params = fn["name"], fn.get("parameters", {})
     required = set(params.get("required", ()))
     props = params.get("properties", {})
-    bad = [p for p in props if not p.isidentifier() or keyword.iskeyword(p)]
-    if bad:
-        raise ConfigError(f"Expected tool argument names usable as Python parameters for TRL, got {bad} in {name!r}. "
-                          "Use a theme whose tools have identifier argument names.")
+    py_names = python_names(props)
+    tool_names = {py: arg for arg, py in py_names.items()}
 
     def method(self, **arguments):
-        return self.episode.call(name, arguments)
+        return self.episode.call(name, {tool_names.get(k, k): v for k, v in arguments.items()})
 
     parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     # required parameters first: a Python signature cannot put a default before a non-default
     for pname in sorted(props, key=lambda p: p not in required):
-        parameters.append(inspect.Parameter(pname, inspect.Parameter.KEYWORD_ONLY, annotation=_hint(props[pname]),
+        parameters.append(inspect.Parameter(py_names[pname], inspect.Parameter.KEYWORD_ONLY, annotation=_hint(props[pname]),
                                             default=inspect.Parameter.empty if pname in required else None))
     method.__signature__ = inspect.Signature(parameters, return_annotation=str)
     method.__annotations__ = {p.name: p.annotation for p in parameters[1:]} | {"return": str}
     method.__name__ = method.__qualname__ = name
+    method.tool_argument_names = tool_names  # the Python name -> the tool's argument name
     args_doc = []
     for pname, p in props.items():
         desc = _one_line(p.get("description") or pname)
         if p.get("enum"):
             desc += f" (choices: {json.dumps(p['enum'])})"
-        args_doc.append(f"    {pname}: {desc}")
+        args_doc.append(f"    {py_names[pname]}: {desc}")
     method.__doc__ = _one_line(fn.get("description") or name) + ("\n\nArgs:\n" + "\n".join(args_doc) if args_doc else "") \
         + "\n\nReturns:\n    The tool's result as JSON text, or an error message."
     return method
@@ -93,12 +108,9 @@ def environment_class(theme: str, **env_kwargs) -> type:
         return None
 
     members = {"__init__": __init__, "reset": reset, "__doc__": f"AgentWorld theme {theme!r} as a TRL environment."}
+    attrs = python_names(["reset", *(s["function"]["name"] for s in schemas)])  # a tool named reset gets reset_
     for schema in schemas:
-        method = tool_method(schema)
-        attr = schema["function"]["name"].replace("-", "_").replace(".", "_")
-        if not attr.isidentifier() or attr in members:
-            raise ConfigError(f"Expected distinct tool names usable as attributes, got {schema['function']['name']!r}.")
-        members[attr] = method
+        members[attrs[schema["function"]["name"]]] = tool_method(schema)
     return type(f"AgentWorldTRL_{theme.replace('-', '_')}", (), members)
 
 
@@ -173,4 +185,5 @@ def sft_dataset(env_id: str, n_episodes: int, seed: int = 0, **make_kwargs):
     return datasets.Dataset.from_list(rows, features=features)
 
 
-__all__ = ["agentworld_reward", "environment_class", "grpo_dataset", "grpo_inputs", "prepare_tokenizer", "sft_dataset", "tool_method"]
+__all__ = ["agentworld_reward", "environment_class", "grpo_dataset", "grpo_inputs", "prepare_tokenizer", "python_names", "sft_dataset",
+           "tool_method"]
