@@ -14,11 +14,11 @@ from integration_parity import direct_episode, example_lines, oracle_calls, pari
 from agentworld_gym.integrations import trl as aw_trl  # noqa: E402
 
 
-def test_example_trains_two_grpo_steps_with_a_tiny_model(tiny, tmp_path):
-    out = run_example("trl_grpo.py", tiny, tmp_path, timeout=600, TRL_EXPERIMENTAL_SILENCE="1")
+def test_example_cold_starts_and_trains_a_grpo_step_with_a_tiny_model(tiny, tmp_path):
+    out = run_example("trl_grpo.py", tiny, tmp_path, timeout=900, args=("1",), TRL_EXPERIMENTAL_SILENCE="1")
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "steps 2 rewards" in out.stdout
-    assert example_lines("trl_grpo.py") <= 15
+    assert "steps 1 rewards" in out.stdout and "'train_loss'" in out.stdout  # the SFT step ran before GRPO's
+    assert example_lines("trl_grpo.py") <= 16
 
 
 def test_tool_methods_match_the_theme_schemas():
@@ -129,3 +129,34 @@ def test_a_renamed_argument_reaches_the_tool_under_its_own_name():
     assert got == direct.call("get_snapshots", {"url": "https://example.com", "from": "20200101"})
     assert got != direct.call("get_snapshots", {"url": "https://example.com", "from_": "20200101"})  # the env refuses from_
     assert env.episode.messages[-2]["tool_calls"][0]["function"]["arguments"] == {"url": "https://example.com", "from": "20200101"}
+
+
+def test_grpo_generates_nothing_after_the_episode_ends(tiny, tool_tokenizer):
+    """The submit call's result carries EPISODE_OVER; AgentWorldGRPOTrainer's generation step gives that
+    rollout no tokens (plain GRPOTrainer would generate another turn and train on it) and still generates
+    for a rollout whose episode goes on."""
+    from trl import GRPOConfig
+
+    from agentworld_gym.policies.llm import load_model
+
+    row = parity_rows()[0]
+    env = aw_trl.environment_class(row["theme"])()
+    env.reset(task=row["task"])
+    calls = oracle_calls(row)
+    mid = getattr(env, calls[0]["name"])(**calls[0]["arguments"])
+    assert aw_trl.EPISODE_OVER not in mid
+    for call in calls[1:]:
+        last = getattr(env, call["name"])(**call["arguments"])
+    assert env.episode.done and last.endswith(aw_trl.EPISODE_OVER)
+    assert aw_trl.agentworld_reward([[{"role": "assistant", "content": ""}]], [env]) == [1.0]  # the reward stands
+
+    model, _ = load_model(tiny, "cpu")
+    args = GRPOConfig(output_dir="/tmp/unused", per_device_train_batch_size=2, num_generations=2, max_completion_length=8,
+                      report_to="none", use_cpu=True)
+    trainer = aw_trl.AgentWorldGRPOTrainer(model=model, processing_class=tool_tokenizer, args=args,
+                                          **aw_trl.grpo_inputs("AgentWorld/finance-v0", n_tasks=2))
+    prompt = list(row["prompt"])
+    ids = [tool_tokenizer.apply_chat_template([*prompt, {"role": "tool", "content": text}], add_generation_prompt=True, tokenize=True,
+                                              return_dict=False) for text in (last, mid)]
+    got, _ = trainer._generate_single_turn(ids, None, {}, num_generations=1)
+    assert got[0] == [] and len(got[1]) > 0

@@ -60,9 +60,9 @@ class AgentWorldTextEnv(BaseTextEnv):
 
 
 def skyrl_dataset(env_id: str, n_tasks: int, seed: int = 0, max_turns: int = 20, **make_kwargs) -> list[dict]:
-    """SkyRL dataset rows: `prompt` (system prompt listing the tools as text, then the task), `env_class`,
+    """SkyRL dataset rows: `prompt` (the one prompt, `agentworld_gym.prompt`: instructions, rules, tools; the task), `env_class`,
     `reward_spec` and `extra_info` (the task). Save them with `datasets.Dataset.from_list(rows).to_parquet(...)`."""
-    rows = draw_tasks(env_id, n_tasks, seed, tools_in_prompt=True, **make_kwargs)
+    rows = draw_tasks(env_id, n_tasks, seed, **make_kwargs)
     return [{"prompt": r["prompt"], "env_class": ENV_CLASS, "data_source": env_id,
              "reward_spec": {"method": "rule", "ground_truth": as_task(r["task"]).id},
              "extra_info": {"task": r["task"], "max_turns": max_turns}} for r in rows]
