@@ -3,9 +3,8 @@ python examples/maskable_ppo.py [STEPS]   (pip install 'agentworld-gym[rl]' sb3-
 import sys
 
 import numpy as np
-from sb3_contrib import MaskablePPO
-
 from agentworld_gym.wrappers import make_sb3_env
+from sb3_contrib import MaskablePPO
 
 env = make_sb3_env("AgentWorld/finance-v0", difficulty=1, max_turns=4)
 model = MaskablePPO("MlpPolicy", env, learning_rate=2.5e-3, n_steps=64, batch_size=64, gamma=0.95, seed=0, verbose=0)

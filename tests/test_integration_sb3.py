@@ -25,7 +25,6 @@ def test_null_baselines_of_the_ppo_benchmark():
     import sys
 
     from agentworld_gym.envs import get_theme
-
     from integration_parity import ROOT
 
     spec = importlib.util.spec_from_file_location("ppo_candidates", ROOT / "benchmarks" / "ppo_candidates.py")
