@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,7 @@ def main(args: Args) -> dict:
 
     from agentworld_gym.integrations.trl import AgentWorldGRPOTrainer, cold_start, grpo_inputs, prepare_tokenizer
     from agentworld_gym.policies.llm import load_model
-    from agentworld_gym.prompt import PROMPT_VERSION
+    from agentworld_gym.prompt import PROMPT_VERSION, record_prompt_version
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(2)
@@ -116,6 +117,7 @@ def main(args: Args) -> dict:
         progress["sft_seconds"] = round(time.time() - t0)
         model.save_pretrained(sft_dir)
         tok.save_pretrained(sft_dir)
+        record_prompt_version(sft_dir)
         save()
     prepare_tokenizer(tok)
     if "cold_start" not in progress:
@@ -151,6 +153,7 @@ def main(args: Args) -> dict:
         progress["grpo"] = {"steps": trainer.state.global_step, "seconds": round(time.time() - t0)}
         model.save_pretrained(out / "grpo_final")
         tok.save_pretrained(out / "grpo_final")
+        record_prompt_version(out / "grpo_final")
         save()
     if "trained" not in progress:
         if "model" not in locals() or not hasattr(model, "generate"):
@@ -169,25 +172,33 @@ def publish(progress: dict) -> None:
     """benchmarks/results/trl_curve.{json,md,png}: the three evaluations and the reward per GRPO step."""
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "trl_curve.json").write_text(json.dumps(progress, indent=1))
-    lines = ["| policy | success | n | 95% interval |", "|---|---|---|---|"]
-    for key, name in (("untrained", "SmolLM2-135M, untrained"), ("cold_start", "after cold-start SFT"),
-                      ("trained", f"after {progress['grpo']['steps']} GRPO steps")):
-        r = progress[key]
-        lines.append(f"| {name} | {r['rate']:.3f} | {r['n']} | [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] |")
-    lines += ["", "| GRPO step | mean reward (its rollouts) | tool calls a rollout |", "|---|---|---|"]
-    lines += [f"| {s['step']} | {s['reward']:.3f} | {s['tool_calls'] if s['tool_calls'] is not None else ''} |" for s in progress["grpo_steps"]]
+    a = progress["args"]
+    lines = [f"SmolLM2-135M on {a['env_id']} difficulty {a['difficulty']}: {a['n_tasks']} tasks (GRPO's and the evaluation's), "
+             f"cold start on {a['sft_episodes']} oracle episodes x {a['sft_epochs']} epochs, GRPO {a['batch']} rollouts a step "
+             f"({a['num_generations']} per task), {a['max_completion_length']}-token rollouts, lr {a['learning_rate']}, "
+             f"max {a['max_turns']} turns. A stage not reached is marked so.", "",
+             "| policy | success | n | 95% interval | seconds |", "|---|---|---|---|---|"]
+    grpo_name = f"after {progress['grpo']['steps']} GRPO steps" if "grpo" in progress else "after GRPO"
+    for key, name in (("untrained", "SmolLM2-135M, untrained"), ("cold_start", "after cold-start SFT"), ("trained", grpo_name)):
+        r = progress.get(key)
+        lines.append(f"| {name} | {r['rate']:.3f} | {r['n']} | [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {r['seconds']} |" if r
+                     else f"| {name} | not reached | | | |")
+    lines += ["", "| GRPO step | mean reward (its rollouts) | tool calls a rollout | seconds since GRPO start |", "|---|---|---|---|"]
+    lines += [f"| {s['step']} | {s['reward']:.3f} | {s['tool_calls'] if s['tool_calls'] is not None else ''} | {s['seconds']} |"
+              for s in progress.get("grpo_steps", [])]
     (RESULTS / "trl_curve.md").write_text("\n".join(lines) + "\n")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = progress["grpo_steps"]
+    steps = progress.get("grpo_steps", [])
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot([s["step"] for s in steps], [s["reward"] for s in steps], marker=".", label="GRPO: mean reward of the step's rollouts")
     for key, style, name in (("untrained", ":", "untrained (greedy eval)"), ("cold_start", "--", "cold start (greedy eval)"),
                              ("trained", "-.", "after GRPO (greedy eval)")):
-        ax.axhline(progress[key]["rate"], linestyle=style, color="gray" if key == "untrained" else None, label=name)
+        if key in progress:
+            ax.axhline(progress[key]["rate"], linestyle=style, color="gray" if key == "untrained" else None, label=name)
     ax.set_xlabel("GRPO step")
     ax.set_ylabel("reward / success")
     ax.set_ylim(-0.05, 1.05)
@@ -197,6 +208,9 @@ def publish(progress: dict) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--publish-only"]:  # results so far of a run (its progress.json), e.g. while it trains
+        publish(json.loads(Path(sys.argv[2]).read_text()))
+        sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for f in dataclasses.fields(Args):
         if f.type == "bool":
