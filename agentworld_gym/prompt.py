@@ -1,6 +1,6 @@
 """The one prompt: how an episode opens for a model, wherever the model meets it.
 
-`agentworld train`, `agentworld bench`, `agentworld play --policy`, HFPolicy/OpenAIPolicy and every integration
+`agentworld train`, `agentworld bench`, `agentworld play` (what it shows the player), HFPolicy/OpenAIPolicy and every integration
 (TRL, verifiers, SkyRL, OpenEnv) open a task's dialogue with `render_prompt`: a system message holding the
 theme's instructions and business rules, its tools as one signature a line, and the call format; then the
 user's request. A checkpoint is evaluated on the prompt it was trained on; checkpoints record
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .theme import TOOLS_HEADER, USE_TOOLS
 
-# 1: tool signatures and call format only (no instructions, no business rules); the trainer and bench until v0.x.
+# 1: tool signatures and call format only (no instructions, no business rules): the trainer and bench before version 2.
 # 2: the theme's instructions and business rules, then the tool signatures and call format.
 PROMPT_VERSION = 2
 
