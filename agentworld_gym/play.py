@@ -23,6 +23,7 @@ import gymnasium as gym
 from . import envs
 from .actions import parse_action
 from .errors import did_you_mean
+from .prompt import render_prompt, tool_signature
 
 COMMANDS = {
     "/help": "this help",
@@ -56,15 +57,6 @@ def use_colour(choice: str, stream=sys.stdout) -> bool:
     if choice != "auto":
         return choice == "always"
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-
-
-def tool_signature(schema: dict) -> str:
-    """`name(required, optional?)` from an OpenAI tool schema."""
-    fn = schema["function"]
-    params = fn.get("parameters") or {}
-    required = set(params.get("required") or ())
-    names = [p if p in required else p + "?" for p in (params.get("properties") or {})]
-    return f"{fn['name']}({', '.join(names)})"
 
 
 def tool_details(schema: dict) -> str:
@@ -136,7 +128,8 @@ class PlaySession:
         self.tools = [t for t in info["tools"] if t["function"]["name"] != "submit"]
         self.say(f"\n== {info['theme']}: episode with seed {self.seed}, difficulty {info['difficulty']}, "
                  f"up to {self.max_turns} turns ==", "bold")
-        self.show_tools()
+        # what a model is shown (the one prompt): instructions, business rules, tool signatures, call format
+        self.say("\n" + render_prompt(info["messages"], info["tools"])[0]["content"], "dim")
         self.show_task()
         self.say("Call a tool, e.g. " + self.example_call() + "; /submit ANSWER to finish; /help for more.", "dim")
 

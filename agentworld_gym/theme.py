@@ -26,6 +26,7 @@ SUBMIT_SCHEMA = {
 }
 
 
+USE_TOOLS = "Use the tools to solve the user's task. When you are done, call submit with the final answer."
 TOOLS_HEADER = "\nTools (JSON Schema):\n"  # where an all-in-text system prompt's tool list starts
 
 
@@ -67,7 +68,7 @@ class Theme:
     @cached_property
     def instructions(self) -> str:
         """The system prompt without tool text, for chat templates that render `tools=` themselves."""
-        return f"{self._intro}\nUse the tools to solve the user's task. When you are done, call submit with the final answer."
+        return f"{self._intro}\n{USE_TOOLS}"
 
     @cached_property
     def system_prompt(self) -> str:

@@ -1,9 +1,10 @@
-"""PPO (stable-baselines3) on the candidate-action / hashed-observation adapters, vs random candidates.
+"""PPO (stable-baselines3) on the candidate-action / hashed-observation adapters, vs its null baselines.
 
 Does a stock RL library learn on the pool? Trains SB3 PPO on difficulty-1 tasks of one flagship
 theme, then on a pool of several themes (one theme per vector-env slot), and every `eval_every`
-steps measures the greedy policy's success rate on held-out task seeds next to a random policy
-that picks uniformly among the real candidates (the `action_masks()` slots) on the same seeds.
+steps measures the greedy policy's success rate on held-out task seeds next to the null baselines on the
+same seeds: a random real candidate (the `action_masks()` slots), always the first candidate, and the
+best constant candidate slot (`--only-baselines 1` measures only these).
 
     .venv/bin/python benchmarks/ppo_candidates.py                       # default budget (< 15 min)
     .venv/bin/python benchmarks/ppo_candidates.py --total-timesteps 20000 --pool ""   # quick look
@@ -67,6 +68,8 @@ class Args:
     """training seed"""
     out: str = "benchmarks/results/ppo_candidates"
     """output prefix for the .json and .png"""
+    only_baselines: int = 0
+    """1: measure the null baselines only (no PPO), written to <out>_baselines.json"""
 
 
 def parse_args() -> Args:
@@ -129,6 +132,28 @@ def random_candidate(rng: np.random.Generator):
     return act
 
 
+def constant_candidate(slot: int):
+    """A constant policy: always the same slot of the Discrete candidate space (slot 0: the first candidate)."""
+    return lambda env, obs: slot
+
+
+def null_baselines(eval_envs: list[tuple[gym.Env, list]], n_actions: int, episodes: int, seed: int) -> dict:
+    """The cheap policies a PPO figure must beat, each on the held-out tasks with a 95% Wilson interval: a random
+    real candidate (4 passes), always the first candidate, and the best constant slot (chosen on these same
+    tasks, so an upper bound for any constant policy)."""
+    from agentworld_gym.bench import wilson
+
+    def scored(rate: float, n: int) -> dict:
+        wins = round(rate * n)
+        return {"rate": rate, "n": n, "ci95": list(wilson(wins, n))}
+
+    constants = [evaluate(eval_envs, constant_candidate(k), episodes) for k in range(n_actions)]
+    best = int(np.argmax(constants))
+    return {"random": scored(evaluate(eval_envs, random_candidate(np.random.default_rng(seed)), 4 * episodes), 4 * episodes),
+            "first_candidate": scored(constants[0], episodes),
+            "best_constant": {**scored(constants[best], episodes), "slot": best}}
+
+
 def run(name: str, themes: list[str], timesteps: int, args: Args) -> dict:
     from agentworld_gym.envs import get_theme
     from stable_baselines3 import PPO
@@ -145,8 +170,13 @@ def run(name: str, themes: list[str], timesteps: int, args: Args) -> dict:
     eval_envs = [(make_env(t, args, max_tools, held_out[t])(), held_out[t]) for t in themes]
     model = PPO("MlpPolicy", venv, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=128, n_epochs=args.n_epochs,
                 gamma=0.95, ent_coef=args.ent_coef, policy_kwargs={"net_arch": [128, 128]}, seed=args.seed, verbose=0)
-    # The baseline is cheap (short episodes): measure it on 4 passes over the held-out tasks.
-    random_rate = evaluate(eval_envs, random_candidate(np.random.default_rng(args.seed)), 4 * args.eval_episodes)
+    # The baselines are cheap (short episodes): the random one on 4 passes over the held-out tasks.
+    baselines = null_baselines(eval_envs, venv.action_space.n, args.eval_episodes, args.seed)
+    random_rate = baselines["random"]["rate"]
+    print(f"\n== {name}: null baselines " + ", ".join(f"{k} {v['rate']:.2f} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}]"
+                                                    for k, v in baselines.items()), flush=True)
+    if args.only_baselines:
+        return {"name": name, "themes": themes, "baselines": baselines}
     greedy = lambda env, obs: int(model.predict(obs, deterministic=True)[0])  # noqa: E731
     print(f"\n== {name}: themes={','.join(themes)} difficulty={args.difficulty} actions=Discrete({venv.action_space.n}) "
           f"obs=Box({args.dim}) envs={n_envs} train tasks={args.train_tasks}/theme")
@@ -167,7 +197,7 @@ def run(name: str, themes: list[str], timesteps: int, args: Args) -> dict:
         done += chunk
     venv.close()
     final = curve[-1]["ppo"]
-    return {"name": name, "themes": themes, "curve": curve, "final_ppo": final, "random": random_rate,
+    return {"name": name, "themes": themes, "curve": curve, "final_ppo": final, "random": random_rate, "baselines": baselines,
             "ratio": final / random_rate if random_rate else None, "seconds": curve[-1]["seconds"]}
 
 
@@ -182,6 +212,9 @@ def plot(results: list[dict], path: str) -> None:
         xs = [p["timesteps"] for p in r["curve"]]
         line = ax.plot(xs, [p["ppo"] for p in r["curve"]], marker="o", label=f"PPO - {r['name']}")[0]
         ax.axhline(r["random"], ls="--", color=line.get_color(), label=f"random candidate - {r['name']}")
+        if "baselines" in r:
+            ax.axhline(r["baselines"]["best_constant"]["rate"], ls=":", color=line.get_color(),
+                       label=f"best constant candidate - {r['name']}")
     ax.set_xlabel("environment steps")
     ax.set_ylabel("success rate (held-out tasks)")
     ax.set_ylim(0, 1.02)
@@ -203,6 +236,11 @@ def main() -> None:
     if pool:
         results.append(run(f"pool of {len(pool)} d{args.difficulty}", pool, args.pool_timesteps, args))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    if args.only_baselines:
+        with open(args.out + "_baselines.json", "w") as f:
+            json.dump({"args": dataclasses.asdict(args), "results": results}, f, indent=1)
+        print(f"wrote {args.out}_baselines.json")
+        return
     with open(args.out + ".json", "w") as f:
         json.dump({"args": dataclasses.asdict(args), "results": results}, f, indent=1)
     plot(results, args.out + ".png")

@@ -31,8 +31,10 @@ def main() -> None:
     from ray import tune
     from ray.rllib.algorithms.ppo import PPOConfig
 
+    from agentworld_gym.train.ray_rollouts import connect
+
     tune.register_env("agentworld", env_creator)
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    connect(ray, 1)  # RAY_ADDRESS's cluster, a `ray start --head` one on this machine, or a local one
     config = (
         PPOConfig()
         .environment("agentworld", env_config={"theme": args.theme, "difficulty": 1})

@@ -21,9 +21,9 @@ def example_lines(name: str) -> int:
     return sum(1 for line in (ROOT / "examples" / name).read_text().splitlines() if line.strip())
 
 
-def run_example(name: str, model: str, cwd: Path, timeout: int = 300, **env: str) -> subprocess.CompletedProcess:
-    """Run examples/<name> with `model` in a fresh process, from `cwd`, the checkout on its path."""
-    return subprocess.run([sys.executable, str(ROOT / "examples" / name), model], cwd=cwd,
+def run_example(name: str, model: str, cwd: Path, timeout: int = 300, args: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess:
+    """Run examples/<name> with `model` (and `args`) in a fresh process, from `cwd`, the checkout on its path."""
+    return subprocess.run([sys.executable, str(ROOT / "examples" / name), model, *args], cwd=cwd,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **env}, capture_output=True, text=True, timeout=timeout)
 
 

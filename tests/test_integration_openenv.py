@@ -72,3 +72,86 @@ def test_parity_oracle_through_the_openenv_environment_on_20_tasks():
         assert obs.done and obs.reward == want_reward == 1.0
         assert obs.messages == want_messages
         env.close()
+
+
+DEPLOY = __import__("pathlib").Path(__file__).resolve().parents[1] / "deploy" / "openenv"
+
+
+def test_manifest_and_container_recipe_name_the_server_entrypoint():
+    import tomllib
+    import yaml
+    from openenv.cli._validation import validate_multi_mode_deployment
+
+    manifest = yaml.safe_load((DEPLOY / "openenv.yaml").read_text())
+    assert {k: manifest[k] for k in ("spec_version", "runtime", "app", "port")} == {
+        "spec_version": 1, "runtime": "fastapi", "app": "server.app:app", "port": 8000}
+    assert set(manifest["variables"]) == {"AGENTWORLD_ENV_ID", "AGENTWORLD_MAX_SESSIONS", "AGENTWORLD_DIFFICULTY", "AGENTWORLD_MAX_TURNS"}
+    scripts = tomllib.loads((DEPLOY / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"server": "server.app:main"}
+    # OpenEnv's own validator: everything but the uv.lock (made by `uv lock`, which needs the registry)
+    _, issues = validate_multi_mode_deployment(DEPLOY)
+    assert [i for i in issues if "uv.lock" not in i] == []
+    docker = (DEPLOY / "server" / "Dockerfile").read_text()
+    assert 'CMD ["uvicorn", "server.app:app", "--host", "0.0.0.0", "--port", "8000"]' in docker
+    assert "COPY deploy/openenv /app/env" in docker and "WORKDIR /app/env" in docker
+
+
+@pytest.fixture(scope="module")
+def manifest_server():
+    """The manifest's entrypoint, started the way the container starts it (uvicorn server.app:app from the
+    env folder), with a session cap of 2 set through its variable."""
+    import os
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(DEPLOY.parents[1]), "AGENTWORLD_MAX_SESSIONS": "2", "AGENTWORLD_MAX_TURNS": "5"}
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "server.app:app", "--port", str(port)], cwd=DEPLOY, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url + "/health", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError(f"the manifest's server did not start: {proc.stderr.read()[-2000:]}") from None
+            time.sleep(0.5)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_http_step_answers_409_naming_the_websocket_path(manifest_server):
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"action": {"text": '{"name": "get_account", "arguments": {"account_id": "AC-1001"}}'}}).encode()
+    request = urllib.request.Request(manifest_server + "/step", body, {"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(request, timeout=30)
+    assert err.value.code == 409
+    assert "/ws" in json.loads(err.value.read())["detail"]
+
+
+def test_the_session_cap_comes_from_the_manifest_variable(manifest_server):
+    from websockets.exceptions import ConnectionClosed
+
+    with AgentWorldClient(base_url=manifest_server).sync() as a:
+        with AgentWorldClient(base_url=manifest_server).sync() as b:
+            a.reset(seed=0)
+            assert b.reset(seed=1).observation.turn == 0
+            # AGENTWORLD_MAX_SESSIONS=2: a third session is refused (the server closes its WebSocket)
+            with pytest.raises(ConnectionClosed), AgentWorldClient(base_url=manifest_server).sync() as c:
+                c.reset(seed=2)
+        with AgentWorldClient(base_url=manifest_server).sync() as c:  # b closed: room for one again
+            assert c.reset(seed=2).observation.turn == 0
+        for _ in range(5):  # AGENTWORLD_MAX_TURNS=5 reached the env: the 5th call truncates the episode
+            result = a.step(AgentWorldAction(text='{"name": "get_account", "arguments": {"account_id": "AC-1001"}}'))
+        assert result.done

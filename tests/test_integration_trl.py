@@ -14,10 +14,10 @@ from integration_parity import direct_episode, example_lines, oracle_calls, pari
 from agentworld_gym.integrations import trl as aw_trl  # noqa: E402
 
 
-def test_example_trains_two_grpo_steps_with_a_tiny_model(tiny, tmp_path):
-    out = run_example("trl_grpo.py", tiny, tmp_path, timeout=600, TRL_EXPERIMENTAL_SILENCE="1")
+def test_example_cold_starts_and_trains_a_grpo_step_with_a_tiny_model(tiny, tmp_path):
+    out = run_example("trl_grpo.py", tiny, tmp_path, timeout=900, args=("1",), TRL_EXPERIMENTAL_SILENCE="1")
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "steps 2 rewards" in out.stdout
+    assert "steps 1 rewards" in out.stdout and "'train_loss'" in out.stdout  # the SFT step ran before GRPO's
     assert example_lines("trl_grpo.py") <= 15
 
 
@@ -88,3 +88,75 @@ def _answers_as_text(messages: list[dict]) -> list[dict]:
             if call["function"]["name"] == "submit" and isinstance(args, dict) and "answer" in args:
                 args["answer"] = str(args["answer"])
     return out
+
+
+def test_every_registered_theme_converts_to_trl_tools():
+    """All themes (2,067 at the time of writing), including those whose argument names are Python keywords
+    (`from`, `with`) or start with a digit (`12306_id`): each tool becomes a method whose schema has the
+    tool's arguments under Python names that map back one to one."""
+    import keyword
+
+    from agentworld_gym.envs import get_theme
+    from agentworld_gym.envs.registry import theme_ids
+    from transformers.utils import get_json_schema
+
+    renamed = 0
+    ids = theme_ids()
+    assert len(ids) > 2000
+    for theme in ids:
+        cls = aw_trl.environment_class(theme)
+        for schema in get_theme(theme).tool_schemas:
+            fn = schema["function"]
+            method = next(m for a, m in vars(cls).items() if callable(m) and getattr(m, "__name__", "") == fn["name"] and a != "__init__")
+            got = get_json_schema(method)["function"]["parameters"]["properties"]
+            assert all(p.isidentifier() and not keyword.iskeyword(p) for p in got)
+            assert sorted(method.tool_argument_names[p] for p in got) == sorted(fn["parameters"].get("properties", {}))
+            renamed += sum(p != method.tool_argument_names[p] for p in got)
+    assert renamed >= 14  # `from` (11 tools), `with` (1), `12306_id` (2) when this test was written
+
+
+def test_a_renamed_argument_reaches_the_tool_under_its_own_name():
+    """wayback-machine-server's get_snapshots takes `from` (and refuses unknown arguments): TRL calls the method
+    with `from_`; the tool must see `from` and answer exactly as a direct call with `from` does."""
+    from agentworld_gym.integrations._common import Episode, draw_tasks
+
+    row = draw_tasks("AgentWorld/wayback-machine-server-v0", 1)[0]
+    env = aw_trl.environment_class("wayback-machine-server")()
+    env.reset(task=row["task"])
+    got = env.get_snapshots(url="https://example.com", from_="20200101")
+    direct = Episode("wayback-machine-server")
+    direct.reset(row["task"])
+    assert got == direct.call("get_snapshots", {"url": "https://example.com", "from": "20200101"})
+    assert got != direct.call("get_snapshots", {"url": "https://example.com", "from_": "20200101"})  # the env refuses from_
+    assert env.episode.messages[-2]["tool_calls"][0]["function"]["arguments"] == {"url": "https://example.com", "from": "20200101"}
+
+
+def test_grpo_generates_nothing_after_the_episode_ends(tiny, tool_tokenizer):
+    """The submit call's result carries EPISODE_OVER; AgentWorldGRPOTrainer's generation step gives that
+    rollout no tokens (plain GRPOTrainer would generate another turn and train on it) and still generates
+    for a rollout whose episode goes on."""
+    from trl import GRPOConfig
+
+    from agentworld_gym.policies.llm import load_model
+
+    row = parity_rows()[0]
+    env = aw_trl.environment_class(row["theme"])()
+    env.reset(task=row["task"])
+    calls = oracle_calls(row)
+    mid = getattr(env, calls[0]["name"])(**calls[0]["arguments"])
+    assert aw_trl.EPISODE_OVER not in mid
+    for call in calls[1:]:
+        last = getattr(env, call["name"])(**call["arguments"])
+    assert env.episode.done and last.endswith(aw_trl.EPISODE_OVER)
+    assert aw_trl.agentworld_reward([[{"role": "assistant", "content": ""}]], [env]) == [1.0]  # the reward stands
+
+    model, _ = load_model(tiny, "cpu")
+    args = GRPOConfig(output_dir="/tmp/unused", per_device_train_batch_size=2, num_generations=2, max_completion_length=8,
+                      report_to="none", use_cpu=True)
+    trainer = aw_trl.AgentWorldGRPOTrainer(model=model, processing_class=tool_tokenizer, args=args,
+                                          **aw_trl.grpo_inputs("AgentWorld/finance-v0", n_tasks=2))
+    prompt = list(row["prompt"])
+    ids = [tool_tokenizer.apply_chat_template([*prompt, {"role": "tool", "content": text}], add_generation_prompt=True, tokenize=True,
+                                              return_dict=False) for text in (last, mid)]
+    got, _ = trainer._generate_single_turn(ids, None, {}, num_generations=1)
+    assert got[0] == [] and len(got[1]) > 0

@@ -23,7 +23,6 @@ from agentworld_gym.policies.llm import (  # noqa: E402
     EndpointError,
     HFPolicy,
     OpenAIPolicy,
-    compact_system_prompt,
     generate_batch,
     load_model,
     make_llm_policy,
@@ -41,8 +40,10 @@ def tasks():
 
 
 def test_compact_prompt_lists_tools_and_arguments_only():
+    from agentworld_gym.prompt import system_message
+
     theme = get_theme("finance")
-    prompt = compact_system_prompt(theme.tool_schemas)
+    prompt = system_message(theme.instructions, theme.tool_schemas)
     for schema in theme.tool_schemas:
         fn = schema["function"]
         assert f"- {fn['name']}(" in prompt

@@ -54,8 +54,8 @@ class Terminal:
 
 def test_play_keeps_the_episode_until_the_player_means_to_end_it(tmp_path):
     t = Terminal(["finance", "--seed", "1"], tmp_path, NO_COLOR="1")
-    t.expect("Tools (12; /tools NAME for one in full)")
-    assert "get_card(card_id)" in t.expect("What is the spending limit of card CD-2018?")
+    t.expect("Policy:")  # the one prompt a model sees: instructions and business rules, then the tools
+    assert "- get_card(card_id)" in t.expect("What is the spending limit of card CD-2018?")
     t.expect("turn 1/20 > ")
 
     t.send("help\r")  # a bare word is not an answer

@@ -12,9 +12,12 @@ from ..tasks import Task
 def draw_tasks(env_id: str, n: int, seed: int = 0, **make_kwargs) -> list[dict]:
     """`n` tasks drawn by resetting `env_id` (a theme or a pool id) with seeds seed, seed+1, ...
 
-    Each row: `theme`, `task` (the task as JSON text) and `prompt` (the system and user messages).
+    Each row: `theme`, `task` (the task as JSON text) and `prompt` (the one prompt, `agentworld_gym.prompt`:
+    the system message the trainer and `agentworld bench` show, and the user's request).
     """
     import gymnasium as gym
+
+    from ..prompt import render_prompt
 
     env = gym.make(env_id, **make_kwargs)
     rows = []
@@ -23,7 +26,7 @@ def draw_tasks(env_id: str, n: int, seed: int = 0, **make_kwargs) -> list[dict]:
         base = env.unwrapped
         current = getattr(base, "current", None)  # a pool env plays the drawn theme's env
         task = (current.unwrapped if current is not None else base).task
-        rows.append({"theme": info["theme"], "task": task.to_json(), "prompt": info["messages"][:2]})
+        rows.append({"theme": info["theme"], "task": task.to_json(), "prompt": render_prompt(info["messages"][:2], info["tools"])})
     env.close()
     return rows
 

@@ -2,7 +2,9 @@
 
 Supports openenv-core 0.3 (what `make test` installs): the server is OpenEnv's own FastAPI app
 (`create_fastapi_app`: `/ws` sessions, `/reset`, `/step`, `/state`, `/schema`, `/health`), each WebSocket
-session with its own env, hence its own world; it binds 127.0.0.1 unless told otherwise.
+session with its own env, hence its own world; it binds 127.0.0.1 unless told otherwise. Episodes are played
+over WebSocket sessions; HTTP `POST /step` (a fresh env per request in OpenEnv) answers 409 naming `/ws`.
+`deploy/openenv/` holds the OpenEnv manifest (openenv.yaml) and container recipe (server/Dockerfile).
 
     agentworld serve-openenv finance --port 8000
 
@@ -19,7 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..errors import ConfigError, require
+from ..errors import ConfigError, ResetNeededError, require
 
 require("openenv.core", "openenv")
 from openenv.core import EnvClient  # noqa: E402
@@ -65,6 +67,7 @@ class AgentWorldOpenEnv(Environment):
         super().__init__()
         self.env = gym.make(env_id, **make_kwargs)
         self._state = AgentWorldState()
+        self._started = False
 
     def _observation(self, obs: str, info: dict, reward: float | None = None, done: bool = False) -> AgentWorldObservation:
         self._state.task_id, self._state.theme = info["task_id"], info["theme"]
@@ -75,10 +78,14 @@ class AgentWorldOpenEnv(Environment):
     def reset(self, seed: int | None = None, episode_id: str | None = None, task: dict | None = None, **kwargs) -> AgentWorldObservation:
         """A new episode: the task drawn from `seed`, or the given `task` (a task dict)."""
         obs, info = self.env.reset(seed=seed, options={"task": task} if task is not None else None)
+        self._started = True
         self._state = AgentWorldState(episode_id=episode_id, step_count=0)
         return self._observation(obs, info)
 
     def step(self, action: AgentWorldAction, timeout_s: float | None = None, **kwargs) -> AgentWorldObservation:
+        if not self._started:  # OpenEnv's HTTP /step builds a fresh env for each request (the app answers 409)
+            raise ResetNeededError("Expected reset() before step() in this session, got step() first. "
+                                   "Play an episode in one WebSocket session (/ws): reset, then step.")
         obs, reward, terminated, truncated, info = self.env.step(action.text)
         self._state.step_count += 1
         return self._observation(obs, info, float(reward), terminated or truncated)
@@ -91,21 +98,56 @@ class AgentWorldOpenEnv(Environment):
         self.env.close()
 
 
-def make_app(env_id: str, max_sessions: int = 8, **make_kwargs):
-    """The OpenEnv FastAPI app serving `env_id`, at most `max_sessions` concurrent sessions."""
+WS_PATH = "/ws"
+DEFAULT_MAX_SESSIONS = 8
+
+
+def make_app(env_id: str, max_sessions: int = DEFAULT_MAX_SESSIONS, **make_kwargs):
+    """The OpenEnv FastAPI app serving `env_id`, at most `max_sessions` concurrent sessions.
+
+    OpenEnv's plain HTTP `/reset` and `/step` run each request on a fresh env: a tool episode needs a session,
+    so `POST /step` answers 409 naming the WebSocket path instead of failing with 500."""
+    from fastapi.responses import JSONResponse
 
     def factory() -> AgentWorldOpenEnv:
         return AgentWorldOpenEnv(env_id, **make_kwargs)
 
-    return create_fastapi_app(factory, AgentWorldAction, AgentWorldObservation, max_concurrent_envs=max_sessions)
+    app = create_fastapi_app(factory, AgentWorldAction, AgentWorldObservation, max_concurrent_envs=max_sessions)
+
+    async def needs_a_session(request, exc: ResetNeededError):
+        return JSONResponse(status_code=409, content={"detail": (
+            f"{request.url.path} has no episode to act in: OpenEnv's HTTP endpoints run each request on a fresh env. "
+            f"Play an episode over a WebSocket session at {WS_PATH} (AgentWorldClient(base_url=...).sync(), or any "
+            "OpenEnv EnvClient): reset, then step, in one session.")})
+
+    app.add_exception_handler(ResetNeededError, needs_a_session)
+    return app
 
 
-def serve(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = 8, **make_kwargs) -> None:
+def app_from_environ():
+    """The app the OpenEnv manifest (deploy/openenv/openenv.yaml) and its container serve, configured by environment
+    variables: AGENTWORLD_ENV_ID (default AgentWorld/finance-v0), AGENTWORLD_MAX_SESSIONS (default 8),
+    AGENTWORLD_DIFFICULTY (1-5, default 1), AGENTWORLD_MAX_TURNS (default 20)."""
+    import os
+
+    def number(name: str, default: int) -> int:
+        value = os.environ.get(name, str(default))
+        if not value.strip().isdigit() or int(value) < 1:
+            raise ConfigError(f"Expected a positive integer in ${name}, got {value!r}.")
+        return int(value)
+
+    env_id = os.environ.get("AGENTWORLD_ENV_ID", "AgentWorld/finance-v0")
+    return make_app(env_id, number("AGENTWORLD_MAX_SESSIONS", DEFAULT_MAX_SESSIONS), difficulty=number("AGENTWORLD_DIFFICULTY", 1),
+                    max_turns=number("AGENTWORLD_MAX_TURNS", 20))
+
+
+def serve(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS, **make_kwargs) -> None:
     uvicorn = require("uvicorn", "openenv")
     uvicorn.run(make_app(env_id, max_sessions, **make_kwargs), host=host, port=port, log_level="warning")
 
 
-def serve_in_background(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = 8, **make_kwargs):
+def serve_in_background(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS,
+                        **make_kwargs):
     """Start the server on a daemon thread and return its `uvicorn.Server` once it accepts connections
     (for notebooks, examples and tests; `server.should_exit = True` stops it)."""
     import threading
@@ -137,4 +179,5 @@ class AgentWorldClient(EnvClient[AgentWorldAction, AgentWorldObservation, AgentW
         return AgentWorldState(**payload)
 
 
-__all__ = ["AgentWorldAction", "AgentWorldClient", "AgentWorldObservation", "AgentWorldOpenEnv", "AgentWorldState", "make_app", "serve", "serve_in_background"]
+__all__ = ["AgentWorldAction", "AgentWorldClient", "AgentWorldObservation", "AgentWorldOpenEnv", "AgentWorldState", "WS_PATH", "app_from_environ", "make_app",
+           "serve", "serve_in_background"]

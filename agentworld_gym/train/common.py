@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, TaskError
+from ..prompt import PROMPT_VERSION, record_prompt_version
 from ..tasks import Task
 
 CKPT_PREFIX = "ckpt-"
@@ -152,6 +153,7 @@ def save_model(model, tokenizer, path: Path, merge: bool = False) -> Path:
         model = copy.deepcopy(model).merge_and_unload()
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
+    record_prompt_version(tmp)
     shutil.rmtree(path, ignore_errors=True)
     tmp.rename(path)
     return path
@@ -279,7 +281,9 @@ def save_checkpoint(out_dir: Path, step: int, model, tokenizer, optimizer, extra
     tmp.mkdir()
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    torch.save({"step": step, "optimizer": optimizer.state_dict(), "rng": rng_state(), **extra}, tmp / STATE_FILE)
+    record_prompt_version(tmp)
+    torch.save({"step": step, "optimizer": optimizer.state_dict(), "rng": rng_state(), "prompt_version": PROMPT_VERSION, **extra},
+               tmp / STATE_FILE)
     _write_synced(tmp / MANIFEST, json.dumps({"step": step, "files": _manifest(tmp)}))
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)

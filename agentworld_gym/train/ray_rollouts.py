@@ -3,8 +3,9 @@
 Each actor holds its own copy of the policy and plays its share of a step's episodes, every episode
 in its own env, with the same batched generation as the single-process path (`grpo.rollout`). The
 trainer puts the current weights in Ray's object store once per step, so actors always sample from
-the policy being trained. Without a running cluster a local one is started; on a cluster, start Ray
-first (`ray start --head`, then `RAY_ADDRESS=auto`) and the actors spread over its nodes.
+the policy being trained. Ray is found the way Ray users expect (`connect`): the cluster named by
+RAY_ADDRESS, else one started on this machine with `ray start --head` (`ray.init("auto")`), else a local
+one just for this run; the actors spread over the cluster's nodes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import require
+from ..errors import ConfigError, require
 from ..tasks import Task
 
 
@@ -38,16 +39,48 @@ class RolloutActor:
         return self.rollout(self.model, self.tok, tasks, self.cfg)
 
 
+def connect(ray, workers: int) -> None:
+    """Join Ray as its users expect: RAY_ADDRESS's cluster; else a cluster running on this machine (`ray start
+    --head`, found by ray.init("auto")); else a local one for this run with a CPU per actor at least. A cluster
+    that cannot be reached, or has fewer CPUs than actors (they would wait forever), is a ConfigError."""
+    if ray.is_initialized():
+        return
+    address = os.environ.get("RAY_ADDRESS")
+    common = {"include_dashboard": False, "log_to_driver": False}
+    try:
+        if address:
+            _check_reachable(address)  # Ray itself retries an unreachable address for minutes
+        ray.init(address=address or "auto", **common)  # an existing cluster sets its own resources: no num_cpus
+    except OSError as exc:  # ConnectionError (refused, or no cluster for "auto"), a timeout, an unknown host
+        if address:
+            raise ConfigError(f"Expected a Ray cluster at RAY_ADDRESS={address!r}, got none ({exc}). Start it "
+                              "(`ray start --head` prints the address), fix RAY_ADDRESS, or unset it to start a local Ray "
+                              "for this run.") from exc
+        ray.init(num_cpus=max(workers, os.cpu_count() or 1), **common)
+    cpus = ray.cluster_resources().get("CPU", 0)
+    if cpus < workers:
+        ray.shutdown()
+        raise ConfigError(f"Expected a Ray cluster with at least {workers} CPUs for --ray-workers {workers} (an actor each), "
+                          f"got {cpus:g}. Use --ray-workers {int(cpus)} or fewer, or add nodes (`ray start --address=...`).")
+
+
+def _check_reachable(address: str) -> None:
+    """Raise ConnectionError when a host:port address (also ray://host:port) accepts no TCP connection."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if host and port.isdigit():
+        with socket.create_connection((host, int(port)), timeout=5):
+            pass
+
+
 class RayRollouts:
     """`rollouts(model, tasks, seed)` -> trajectories in task order, as `grpo.rollout` returns them."""
 
     def __init__(self, cfg: Any, workers: int, rollout: Callable):
         """`rollout` is `grpo.rollout`, passed in (not imported) so that grpo and this module do not import each other."""
         self.ray = require("ray", "scale")
-        if not self.ray.is_initialized():
-            address = os.environ.get("RAY_ADDRESS")
-            local = {} if address else {"num_cpus": max(workers, os.cpu_count() or 1)}  # never fewer CPUs than actors
-            self.ray.init(address=address, include_dashboard=False, log_to_driver=False, **local)
+        connect(self.ray, workers)
         # the actors need neither the task pool nor the sampler: they get their tasks per call
         actor_cfg = dataclasses.replace(cfg, tasks=None, sampler=None, progress=False)
         remote = self.ray.remote(num_cpus=1)(RolloutActor)
