@@ -455,8 +455,10 @@ class AgentWorldEnv(gym.Env[str, str]):
     def _final_hash(self) -> str:
         """The hash of the task's gold tables now; when the episode wrote none of them, the template's (cached), so
         an episode that changed nothing ends without reading every row."""
+        if self.backend is not None or self._written is None:
+            return self.state_hash(self.task.state_tables or None)
         tables = tuple(sorted(self.task.state_tables or (t.name for t in self.theme.spec.tables)))
-        if self.backend is None and self._written is not None and not self._written & set(tables):
+        if not self._written & set(tables):
             key = (self.theme.id, id(self.theme), self.task.db_seed, self.scale, tables)
             if key not in _INITIAL_STATE:
                 conn = open_copy(self.theme.world(self.task.db_seed, self.scale).template)
