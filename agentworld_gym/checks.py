@@ -105,7 +105,7 @@ OPTION_RULES: dict[str, Any] = {
     "micro_batch": NON_NEGATIVE, "signal_groups": NON_NEGATIVE, "ray_workers": NON_NEGATIVE,
     "seed": NON_NEGATIVE, "db_seed": NON_NEGATIVE, "eval_seed": Number(low=0, optional=True),
     # ranges
-    "difficulty": Number(low=1, high=5), "difficulties": Levels(), "port": Number(low=0, high=65535),
+    "difficulty": Number(low=1, high=5, optional=True), "difficulties": Levels(), "port": Number(low=0, high=65535),  # difficulty None: the env's own
     "lr": RATE, "weight_decay": Number(integer=False, low=0, high=1), "max_grad_norm": Number(integer=False, low=0, open_low=True),
     "temperature": Number(integer=False, low=0, high=10), "clip_low": Number(integer=False, low=0, high=1),
     "clip_high": Number(integer=False, low=0, high=10), "kl_coef": Number(integer=False, low=0),
