@@ -284,8 +284,9 @@ def setup_readline(session: PlaySession):
 
 
 def run(args) -> int:
+    env_id = envs.registry.gym_id(args.theme)  # a misspelt name fails here, before any terminal is touched
     colour = use_colour(args.color)
-    session = PlaySession(envs.registry.gym_id(args.theme), args.seed, colour,
+    session = PlaySession(env_id, args.seed, colour,
                           difficulty=args.difficulty, max_turns=args.max_turns, task_kind=args.task_kind)
     rl = setup_readline(session) if sys.stdin.isatty() else None
 

@@ -402,7 +402,7 @@ def test_tiny_evolve_with_a_trained_model(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("agentworld_gym.train")
     cfg = _config(tmp_path, policy="tiny:1x64", eval_tasks_per_theme=2, train_tasks=4, max_turns=2, difficulties=(1,),
-                  train_options={"epochs": 1, "batch_size": 4, "max_seq_len": 512, "max_new_tokens": 12})
+                  train_options={"epochs": 1, "batch_size": 4, "max_seq_len": 2048, "max_new_tokens": 12})
     history = Evolution(cfg).run()
     assert len(history) == 3 and all(0.0 <= m["success_rate"] <= 1.0 for m in history)
     trained = json.loads((tmp_path / "run" / "round_1" / "metrics.json").read_text())["train"]

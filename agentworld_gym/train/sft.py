@@ -55,7 +55,7 @@ class SFTConfig:
     """train a LoRA adapter instead of every weight"""
     lora_r: int = 16
     """LoRA rank"""
-    max_seq_len: int = 1024
+    max_seq_len: int = 2048
     """longest example in tokens (longer dialogues are left out)"""
     max_turns: int = 8
     """turns per oracle episode"""
