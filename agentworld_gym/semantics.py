@@ -21,7 +21,7 @@ import re
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
-from .world import sql_name
+from .sql_names import sql_name
 
 # ------------------------------------------------------------------------------------------ words
 

@@ -25,13 +25,9 @@ from typing import Any
 import numpy as np
 
 from .errors import ConfigError
+from .sql_names import sql_name  # noqa: F401 - re-exported: tools, discovery and synthesis quote through world
 
 _SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "float": "REAL"}
-
-
-def sql_name(name: str) -> str:
-    """`name` as a quoted SQL identifier: kept whole whatever it holds (slashes, spaces, quotes)."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)
