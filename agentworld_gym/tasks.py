@@ -179,8 +179,11 @@ def verify(task: Task, submitted: Any, final_state_hash: str | None, untouched: 
     if task.state_hash is not None or untouched is not None:
         gold_tables = task.state_hash is None or final_state_hash == task.state_hash
         checks["state"] = gold_tables and untouched is not False
-    outcome, claim = expected_outcome(task), reply_claim(submitted, task.instruction)
-    if outcome is not None and claim is not None:  # a reply that states an outcome must state the right one
-        checks["reply"] = claim == outcome
+    outcome = expected_outcome(task)
+    if outcome is not None:  # a reply that states an outcome must state the right one
+        if isinstance(submitted, str) and len(submitted) > MAX_ANSWER_SIZE:
+            checks["reply"] = False  # too long to read, as an answer that long is (keeps a step's cost bounded)
+        elif (claim := reply_claim(submitted, task.instruction)) is not None:
+            checks["reply"] = claim == outcome
     credited = ("state",) if task.state_hash is not None else ()
     return Verification(checks, task.answer, submitted, credited=credited)

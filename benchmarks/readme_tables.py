@@ -16,6 +16,7 @@ Where each block lives (BLOCKS below):
   docs/performance.md perf-tables: bench_env.json, fuzz_step.json, synthesis.json, bench_memory.json,
                       mcp_latency.json, rollout_throughput_slots*.json
   docs/training.md    ppo-table: ppo_candidates.json (ppo_candidates.py)
+  docs/robustness.md  fuzz-tables: fuzz_step.json (fuzz_step.py)
 
 --check exits 1 when a page or the report is out of date instead of writing them.
 """
@@ -384,6 +385,24 @@ def ppo_table() -> list[str]:
             "learning curves in `benchmarks/results/ppo_candidates.md`."]
 
 
+def fuzz_table() -> list[str]:
+    """The step() fuzz by action category and the long episode (fuzz_step.py, run alone on an idle machine)."""
+    fz = _json("fuzz_step.json")
+    if not fz:
+        return ["(no fuzz_step.json yet)"]
+    lines = ["| category | n | p99 ms | max ms |", "| --- | ---: | ---: | ---: |"]
+    lines += [f"| {name} | {c['n']:,} | {c['p99_ms']} | {c['max_ms']} |" for name, c in fz["by_category"].items()]
+    ep = fz["long_episode"]
+    return [*lines, "",
+            f"{fz['actions']:,} actions over {fz['flagships']} flagships and {fz['pool_themes']} pool themes: {fz['exceptions']} exceptions, "
+            f"median step {fz['step_median_ms']} ms against {fz['baseline_valid_call_median_ms']} ms for a valid call in the same run; "
+            f"{fz['steps_over_budget']} steps over {fz['budget_ms']:.0f} ms when first timed, {fz['steps_over_budget_when_retimed']} when "
+            "re-timed from the same state (best of three).", "",
+            f"Long episode ({ep['steps']:,} steps of {ep['calls_per_step']} calls on finance): median {ep['first_100_median_ms']} ms over the "
+            f"first 100 steps, {ep['last_100_median_ms']} ms over the last 100 ({ep['last_over_first']}x), {ep['last_over_fresh']}x a fresh "
+            f"episode's step timed beside them; observation {ep['final_observation_chars']:,} characters (the window)."]
+
+
 # Each generated block: file, marker name, its lines.
 BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
     (ROOT / "README.md", "pool-stats", pool_stats_line),
@@ -391,6 +410,7 @@ BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
     (DOCS / "suites.md", "suite-tables", lambda: [*suites_table(), "", *agreement_line(), "", *tau2_table()]),
     (DOCS / "performance.md", "perf-tables", perf_table),
     (DOCS / "training.md", "ppo-table", ppo_table),
+    (DOCS / "robustness.md", "fuzz-tables", fuzz_table),
 ]
 
 

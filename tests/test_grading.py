@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentworld_gym.errors import TaskError
-from agentworld_gym.grading import ANSWER_TYPES, answer_type_of, answers_match, reply_claim
+from agentworld_gym.grading import ANSWER_TYPES, MAX_ANSWER_SIZE, answer_type_of, answers_match, reply_claim
 from agentworld_gym.tasks import Task, expected_outcome, load_tasks, verify
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -181,6 +181,21 @@ def test_verify_fails_a_reply_that_denies_a_change_that_was_made():
     said_failed = verify(task, "I could not make any of these changes.", "h", True)
     assert not said_failed.passed and said_failed.checks == {"state": True, "reply": False}
     assert verify(task, "ok", "h", True).checks == {"state": True}  # no claim: nothing to check
+
+
+def test_a_reply_too_long_to_read_fails_the_reply_check():
+    """A write task's reply is read like an answer: over MAX_ANSWER_SIZE characters it is refused, not
+    scanned (a 100,000-character reply would otherwise cost a step ~65 ms)."""
+    task = _write_task()
+    padded = "Done, the card is blocked. " + "x" * MAX_ANSWER_SIZE
+    assert verify(task, padded, "h", True).checks == {"state": True, "reply": False}
+    assert verify(task, padded[:MAX_ANSWER_SIZE], "h", True).passed
+
+
+def test_markdown_is_read_in_linear_time_over_blank_lines():
+    """A run of blank lines once made the list-marker pattern quadratic (300 ms for 5,000 newlines)."""
+    assert answers_match(4638, "\n" * 5000 + "- **4638**", "number")
+    assert answers_match(4638, "\n\n  1. 4638", "number")
 
 
 def test_verify_fails_a_reply_that_claims_a_refused_change():
