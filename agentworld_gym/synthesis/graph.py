@@ -219,11 +219,15 @@ def record_noun(theme: Theme, fx: Facts, t: Tool, data: dict) -> str | None:
 
 
 def answer_of(data: Any, path: list) -> Any:
-    """The answer a graph task reads from its last output: a field, a count of listed items, or
-    (path [call, "#0", field]) a field of the only listed item."""
+    """The answer a graph task reads from its last output: a field, a count of listed items,
+    (path [call, "#0", field]) a field of the only listed item, or (path [call, "#where", key field,
+    value, field]) a field of the listed record with that key."""
     field = path[1]
     if field == "#count":
         return len(data)
+    if field == "#where":  # [call, "#where", key field, key value, field]: a field of the listed record with that key (`chain`)
+        items = [x for x in data if isinstance(x, dict) and x.get(path[2]) == path[3]] if isinstance(data, list) else []
+        return items[0].get(path[4]) if len(items) == 1 else None
     if field == "#0":
         data, field = (data[0] if isinstance(data, list) and len(data) == 1 else None), path[2]
     return data.get(field) if isinstance(data, dict) else None

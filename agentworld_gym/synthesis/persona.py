@@ -355,21 +355,22 @@ def program_lines(found: list[Resolution], lines: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------------------------ the speaker
 
-# why a person asks, by what the request does and what the asked-for field is about (a phrasebook)
+# why a person asks, by what the request does and what the asked-for field is about (a phrasebook; no "this <word>":
+# the wording audit reads it as a pointer to something the request never named)
 _REASONS = {
     "money": ("I'm reconciling a bill and the figures have to match", "I'm going through the costs before I approve anything",
               "I want to check the amount before I pay"),
     "time": ("I'm planning my week and need to know where things stand", "I'm putting together a schedule for the team",
              "I need the timing right before I confirm anything"),
-    "contact": ("I need to get in touch about this today", "I'm updating my contact sheet before I make some calls"),
+    "contact": ("I need to get in touch about it today", "I'm updating my contact sheet before I make some calls"),
     "count": ("I'm preparing a short report for my team and need the number", "I need the figure for a summary I'm writing today",
               "my manager asked me for this number before the meeting"),
     "pick": ("I have to decide which one to look at first", "I'm choosing where to focus this week and want to compare them",
              "I'm writing a recommendation and need to know which stands out"),
-    "change": ("plans have changed on my side and the records need to follow", "I promised to sort this out today",
+    "change": ("plans have changed on my side and the records need to follow", "I promised to sort it out today",
                "I'm tidying things up before the end of the week"),
-    "ask": ("a colleague asked me about this and I want to give the right answer", "I'm double-checking the records before I reply to an email",
-            "I'm filling in a form and need this detail"),
+    "ask": ("a colleague asked me about it and I want to give the right answer", "I'm double-checking the records before I reply to an email",
+            "I'm filling in a form and need the detail"),
 }
 _MONEY = ("amount", "price", "cost", "fee", "balance", "budget", "salary", "revenue", "spend", "paid", "charge", "refund")
 _TIME = ("date", "time", "day", "start", "end", "due", "deadline", "when")

@@ -1,0 +1,361 @@
+"""Dependent chains by construction (tasks v3): level k's lookups, each fed by the one before.
+
+Random walks filtered for depth seldom reach levels 3-5 (a walk drifts into reads whose results
+nothing needs). Here the chain is built on the world itself, from a record a person can name:
+
+* the start record is found as a person would point at it (`persona.resolve`: "the patient with
+  email a@b.org", "my order on 2025-06-02"), else by its id (a code the person was given);
+* each hop reads a record whose key only the record before holds: *up* to the record a field points
+  at (`get_account` with the card's account id: "the account of ..."), or *down* to one of the
+  records a listing of the current one shows, picked by a field no other listed record shares
+  ("the order on 2025-06-02 of ..."); a hop reaching a record or a key value already read is not taken;
+* the search is depth-first with backtracking over the hops the tool metadata allows, so a chain of
+  the length the level needs (`depth.MIN_DEPENDENT`; level 5: 4) is found when the world has one;
+* the end asks for a field of the last record that no earlier result shows, or (write levels)
+  makes a change to it, stated as a person's goal with a reason (`persona.frame`).
+
+The task then goes through the same depth rules (`depth.problems`) and quality filter as a walk's.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..errors import TaskError
+from ..tasks import Task
+from ..theme import Theme, noun_of, scalar_fields
+from . import depth as D
+from . import persona as P
+from . import wording as W
+from .facts import Facts, facts
+from .graph import (_ISO_DATE, MAX_CALLS, _few_values, _phrase_rng, find_key, knobs, level, lookalikes, quality, sample_plain,
+                    sample_key, state_check, task_id)
+from .programmatic import output_kind
+
+EXPANSIONS = 40  # hops tried per chain before the attempt gives up (the search is bounded whatever the world)
+
+
+def hops_needed(difficulty: int) -> int:
+    """The dependent lookups a chain for `difficulty` is built to (level 5: one more than level 4, since
+    a chain has no aggregate)."""
+    return D.MIN_DEPENDENT[difficulty] + (1 if difficulty == 5 else 0)
+
+
+@lru_cache(maxsize=4096)
+def _getters(theme: Theme) -> dict[str, tuple[tuple[str, str], ...]]:
+    """{entity key: ((read tool, its key parameter), ...)}: reads that return one record given its key."""
+    out: dict[str, list] = {}
+    for t in theme.toolset:
+        req = list(t.parameters.get("required", ()))
+        if t.writes or len(req) != 1 or req[0] not in t.consumes or output_kind(t) is list:
+            continue
+        key = theme.key_of(req[0])
+        made = [theme.key_of(k) or k for k in t.produces]
+        if key and (not made or made[0] == key):
+            out.setdefault(key, []).append((t.name, req[0]))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=4096)
+def _listers(theme: Theme) -> dict[str, tuple[tuple[str, str, str], ...]]:
+    """{owner key: ((read tool, its key parameter, listed key), ...)}: reads that list an owner's records."""
+    out: dict[str, list] = {}
+    for t in theme.toolset:
+        req = list(t.parameters.get("required", ()))
+        if t.writes or len(req) != 1 or req[0] not in t.consumes or output_kind(t) is dict:
+            continue
+        owner = theme.key_of(req[0])
+        child = next((k2 for k in t.produces if (k2 := theme.key_of(k) or k) != owner and k2 in theme.entity_keys), None)
+        if owner and child:
+            out.setdefault(owner, []).append((t.name, req[0], child))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=4096)
+def _writers(theme: Theme) -> dict[str, tuple[tuple[str, str], ...]]:
+    """{entity key: ((write tool, its key parameter), ...)}: writes that change one record given its key."""
+    out: dict[str, list] = {}
+    for t in theme.toolset:
+        req = list(t.parameters.get("required", ()))
+        keyed = [p for p in req if p in t.consumes and theme.key_of(p)]
+        if t.writes and len(keyed) == 1:
+            out.setdefault(theme.key_of(keyed[0]), []).append((t.name, keyed[0]))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def chainable(theme: Theme) -> bool:
+    """Whether the theme's metadata allows any hop (a getter or a listing keyed by an entity)."""
+    return bool(_getters(theme) or _listers(theme))
+
+
+class _Chain:
+    """A chain under construction: gold calls, their outputs, the phrase for the current record."""
+
+    def __init__(self, run, calls: list[dict], outputs: list, phrase: str, mine: bool):
+        self.run, self.calls, self.outputs, self.phrase, self.mine = run, calls, outputs, phrase, mine
+        self.records: list[tuple[str, Any, dict]] = []  # (key, value, record) along the chain
+        self.seen: set = {v for o in outputs for v in D.scalars(o)}
+
+    def of(self, noun: str, by: str = "") -> str:
+        """The phrase for a record reached from the current one."""
+        by = f" {by}" if by else ""
+        if self.mine and self.phrase == "me":
+            return f"my {noun}{by}"
+        return f"the {noun}{by} of {self.phrase}"
+
+
+def _hops(theme: Theme, key: str, record: dict, rng) -> list[tuple]:
+    """The hops from a record of `key`, in a seeded random order: ("up", tool, param, parent key, value)
+    for each field pointing at a record a getter reads; ("down", tool, param, child key, value) for
+    each listing of this record's children."""
+    out = []
+    for pkey, tools in _getters(theme).items():
+        if pkey == key:
+            continue
+        found = find_key(record, pkey)
+        if found is not None:
+            out += [("up", name, param, pkey, found[1]) for name, param in tools]
+    value = record.get(key) if key in record else (find_key(record, key) or (None, None))[1]
+    if value is not None:
+        out += [("down", name, param, child, value) for name, param, child in _listers(theme).get(key, ())]
+    order = rng.permutation(len(out)) if out else []
+    return [out[i] for i in order]
+
+
+def _pick(items: list[dict], child: str, seen: set, rng) -> tuple[dict, str, str] | None:
+    """A listed record with a new key value and a field that tells it apart: (record, its key field, 'on <date>' / 'named X')."""
+    fresh = [x for x in items if isinstance(x, dict) and (f := _kfield(x, child)) and x[f] not in seen]
+    if not fresh:
+        return None
+    rec = fresh[int(rng.integers(len(fresh)))]
+    f = _kfield(rec, child)
+    if len(items) == 1:
+        return rec, f, ""
+    for col in sorted(rec, key=lambda c: (P._pick_rank(c, rec[c]), c)):
+        v = rec[col]
+        if (col.lower().endswith("id") or isinstance(v, bool) or not isinstance(v, (str, int, float))
+                or (isinstance(v, str) and (not v.strip() or len(v) > 40)) or sum(1 for x in items if isinstance(x, dict) and x.get(col) == v) != 1):
+            continue
+        return rec, f, (f"on {v}" if isinstance(v, str) and _ISO_DATE.match(v) else P._by(col, v))
+    return None
+
+
+def _kfield(record: dict, key: str) -> str | None:
+    v = P._field(record, key)
+    return v if v is not None and isinstance(record.get(v), (str, int)) and not isinstance(record.get(v), bool) else None
+
+
+def _extend(theme: Theme, ch: _Chain, key: str, record: dict, need: int, rng, budget: list[int]) -> bool:
+    """Depth-first: add `need` hops from `record` (backtracking on dead ends); True when done."""
+    if need <= 0:
+        return True
+    for kind, name, param, nkey, value in _hops(theme, key, record, rng):
+        if budget[0] <= 0:
+            return False
+        budget[0] -= 1
+        if kind == "up" and any(value in D.scalars(o) for o in ch.outputs[:-1]):
+            continue  # an earlier result already gave this key: the current read would not be needed for it
+        res = ch.run.call(name, {param: value})
+        if not res.ok or not res.data:
+            continue
+        data = res.data
+        if kind == "up":
+            if not isinstance(data, dict) or any(v == value for k, v, _r in ch.records):
+                continue
+            nrec, nval, phrase = data, value, ch.of(noun_of(nkey))
+        else:
+            if not isinstance(data, list):
+                continue
+            picked = _pick(data, nkey, ch.seen, rng)
+            if picked is None:
+                continue
+            nrec, f, by = picked
+            nval, phrase = nrec[f], ch.of(noun_of(nkey), by)
+        new = D.scalars(data) - ch.seen
+        if not new:
+            continue
+        state = (ch.phrase, ch.mine, set(ch.seen))
+        ch.calls.append({"name": name, "arguments": {param: value}})
+        ch.outputs.append(data)
+        ch.records.append((nkey, nval, nrec))
+        ch.phrase, ch.mine = phrase, False
+        ch.seen |= D.scalars(data)
+        if _extend(theme, ch, nkey, nrec, need - 1, rng, budget):
+            return True
+        ch.calls.pop(), ch.outputs.pop(), ch.records.pop()
+        ch.phrase, ch.mine, ch.seen = state
+    return False
+
+
+def _start(theme: Theme, fx: Facts, run, rng) -> tuple[_Chain, str, Any, dict, str | None, list] | None:
+    """The start record: (chain, key, value, record, identity sentence, unique values) or None."""
+    keys = sorted(set(_getters(theme)) | set(_listers(theme)))
+    if not keys:
+        return None
+    key = keys[int(rng.integers(len(keys)))]
+    value = sample_key(fx, key, rng)
+    if value is None:
+        return None
+    res = P.resolve(theme, fx, key, value)
+    if res is not None:
+        outputs = [run.call(c["name"], c["arguments"]).data for c in res.calls]
+        record = _record_in(outputs[-1], key, value)
+        if record is None:
+            return None
+        mine = res.mine is not None
+        phrase = res.mine if mine and res.mine != "me" else ("me" if mine else res.phrase)
+        ch = _Chain(run, [dict(c) for c in res.calls], outputs, phrase, mine)
+        return ch, key, value, record, res.identity, [list(u) for u in res.unique]
+    getter = _getters(theme).get(key)
+    if not getter or (P._finders(theme) and rng.random() >= P.ID_KEPT):
+        return None  # no tool finds it by what a person knows: its id, a code the person was given (`persona.keeps_ids`)
+    name, param = getter[0]
+    out = run.call(name, {param: value})
+    if not out.ok or not isinstance(out.data, dict):
+        return None
+    ch = _Chain(run, [{"name": name, "arguments": {param: value}}], [out.data], f"{noun_of(key)} {W.show(value)}", False)
+    return ch, key, value, out.data, None, []
+
+
+def _record_in(data: Any, key: str, value: Any) -> dict | None:
+    items = data if isinstance(data, list) else [data]
+    return next((x for x in items if isinstance(x, dict) and (f := P._field(x, key)) and x[f] == value), None)
+
+
+def _question(theme: Theme, fx: Facts, ch: _Chain, rng) -> tuple[str, Any, list] | None:
+    """(question, answer, answer path) about a field of the last record no earlier result shows."""
+    last = ch.outputs[-1]
+    rec = ch.records[-1][2] if ch.records else None
+    if rec is None:
+        return None
+    earlier = {W.show(v) for o in ch.outputs[:-1] for v in D.scalars(o)}
+    given = {W.show(v) for c in ch.calls for v in c["arguments"].values()}
+    fields = {k: v for k, v in scalar_fields(rec).items()
+              if not k.lower().endswith("id") and W.show(v) not in earlier | given and W.show(v) not in ch.phrase and not (isinstance(v, str) and (len(v) > 80 or not v.strip()))
+              and not _few_values(fx, k, v) and not theme.key_of(k)}
+    if not fields:
+        return None
+    name = sorted(fields)[int(rng.integers(len(fields)))]
+    answer = fields[name]
+    field = W.field_name(name)
+    if isinstance(answer, str) and _ISO_DATE.match(answer) and not {"date", "time", "day"} & set(field.split()):
+        field += " date"
+    question = W.when(name, ch.phrase) or W.field_question(field, ch.phrase, answer)
+    n = len(ch.calls) - 1
+    if isinstance(last, dict):
+        return question, answer, [n, name]
+    key, value, _rec = ch.records[-1]  # a record picked from a listing: read off it by its key
+    return question, answer, [n, "#where", _kfield(rec, key), value, name]
+
+
+def _write(theme: Theme, fx: Facts, ch: _Chain, rng) -> str | None:
+    """Make a change to the last record (its key from the chain, other values sampled): the request, or None."""
+    key, value, _rec = ch.records[-1]
+    options = _writers(theme).get(key, ())
+    for i in (rng.permutation(len(options)) if options else []):
+        name, param = options[int(i)]
+        t = theme.toolset[name]
+        args: dict = {param: value}
+        parts = {param: ch.phrase}
+        ok = True
+        for p, prop in t.parameters.get("properties", {}).items():
+            if p == param or (p not in t.parameters.get("required", ()) and not (rng.random() < 0.5 and ("enum" in prop or p in t.examples))):
+                continue
+            if p in t.consumes and theme.key_of(p):
+                ok = False  # a second record to name: not this chain's request
+                break
+            sampled = sample_plain(theme, fx, t, p, prop, rng)
+            if sampled is None:
+                ok = p not in t.parameters.get("required", ())
+                if not ok:
+                    break
+                continue
+            args[p] = sampled[0]
+            parts[p] = W.argument_text(theme, t, p, sampled[0])
+        if not ok:
+            continue
+        res = ch.run.call(name, args)
+        if res.ok:
+            ch.calls.append({"name": name, "arguments": args})
+            ch.outputs.append(res.data)
+            return W.clause(theme, t, parts)
+    return None
+
+
+def synthesize_chain_task(theme: Theme, difficulty: int, seed: int = 0, db_seed: int = 0, attempts: int = 20, check: bool = True,
+                          answers_only: bool = False) -> Task:
+    """One verified graph task whose depth is built in (see the module docstring); TaskError when none is
+    found in `attempts` chains."""
+    lv = level(difficulty)
+    if not chainable(theme):
+        raise TaskError(f"Expected theme {theme.id!r} to have a read that takes an entity key, got none; use the walks (kind='graph').")
+    rng = np.random.default_rng([seed, difficulty, db_seed, 4099])
+    fx = facts(theme, db_seed)
+    problems: list[str] = []
+    for _ in range(attempts):
+        with fx.run(memo=True) as run:
+            task = _attempt(theme, fx, run, lv, difficulty, seed, db_seed, rng, answers_only, problems)
+            if task is None:
+                continue
+            if check:
+                problems = quality(theme, task, run)
+                if problems:
+                    continue
+            return task
+    raise TaskError(f"Expected theme {theme.id!r} to yield a chain task at difficulty {difficulty}, got none in {attempts} chains"
+                    f"{' (last problems: ' + ', '.join(problems) + ')' if problems else ''}. Try a lower difficulty or fallback=True.")
+
+
+def _attempt(theme, fx, run, lv, difficulty, seed, db_seed, rng, answers_only, problems) -> Task | None:
+    started = _start(theme, fx, run, rng)
+    if started is None:
+        return None
+    ch, key, value, record, identity, unique = started
+    resolving = sum(D.dependent(theme, ch.calls, ch.outputs, ""))  # lookups the start already needs (a pick from an owner's list)
+    ch.records.append((key, value, record))
+    if not _extend(theme, ch, key, record, max(hops_needed(difficulty) - resolving, 1), rng, [EXPANSIONS]):
+        return None
+    write = not answers_only and _writers(theme).get(ch.records[-1][0]) and rng.random() < lv.writes
+    tables, final, answer, answer_type, path, requests = (), None, None, "none", None, []
+    if write:
+        request = _write(theme, fx, ch, rng)
+        if request is None:
+            return None
+        requests.append(request)
+        changed = state_check(fx, run)
+        if changed is None:
+            return None
+        tables, final = changed
+        question = "Let me know once it is done."
+    else:
+        asked = _question(theme, fx, ch, rng)
+        if asked is None:
+            return None
+        question, answer, path = asked
+        answer_type = "bool" if isinstance(answer, bool) else "number" if isinstance(answer, (int, float)) else "text"
+    if len(ch.calls) > MAX_CALLS:
+        return None
+    instruction = W.goal(requests, question)
+    sinks = [len(ch.calls) - 1]
+    deep, dependent = D.problems(theme, difficulty, ch.calls, ch.outputs, instruction, answer, aggregate=False, sinks=sinks,
+                                 probe=answer if answer_type != "none" else None)
+    if deep:
+        problems[:] = deep
+        return None
+    solution = tuple({"name": c["name"], "arguments": dict(c["arguments"])} for c in ch.calls)
+    instruction = P.frame(instruction, "change" if write else "ask", _phrase_rng(solution), identity)
+    features = {
+        "calls": len(solution), "distinct_tools": len({c["name"] for c in solution}), "writes": int(bool(write)),
+        "weak_share": 0.0, "chained_args": len(solution) - 1, "aggregation": 0, "branching": 0,
+        "distractors": lookalikes(fx, []), "answer_path": path, "chain": True, "dependent_lookups": dependent,
+        "resolved": int(bool(unique)), "unique": unique, "knobs": knobs(lv),
+    }
+    return Task(id=task_id(theme, "graph", difficulty, seed, db_seed, repr(solution)), theme=theme.id, kind="graph",
+                instruction=instruction, difficulty=difficulty, solution=solution, answer=answer, answer_type=answer_type,
+                state_tables=tables, state_hash=final, db_seed=db_seed, features=features)
+
+
+__all__ = ["chainable", "hops_needed", "synthesize_chain_task"]
