@@ -31,10 +31,11 @@ from . import depth as D
 from . import persona as P
 from . import wording as W
 from .facts import Facts, facts
-from .graph import (_ISO_DATE, MAX_CALLS, _few_values, _phrase_rng, find_key, knobs, level, lookalikes, quality, sample_plain,
+from .graph import (_ISO_DATE, MAX_CALLS, _few_values, _phrase_rng, capped, find_key, knobs, level, lookalikes, quality, sample_plain,
                     sample_key, state_check, task_id)
 from .programmatic import output_kind
 
+AGGREGATE_SHARE = 0.7  # of level 4-5 chains, those that end in an aggregate (the rest chain 3-4 records one by one)
 EXPANSIONS = 40  # hops tried per chain before the attempt gives up (the search is bounded whatever the world)
 
 
@@ -97,6 +98,8 @@ class _Chain:
     def __init__(self, run, calls: list[dict], outputs: list, phrase: str, mine: bool):
         self.run, self.calls, self.outputs, self.phrase, self.mine = run, calls, outputs, phrase, mine
         self.records: list[tuple[str, Any, dict]] = []  # (key, value, record) along the chain
+        self.down = False  # whether the last record was picked from a listing (its key is news from that read)
+        self.by_id = False  # whether the start record is named by its id (a getter read only an up hop needs)
         self.seen: set = {v for o in outputs for v in D.scalars(o)}
 
     def of(self, noun: str, by: str = "") -> str:
@@ -108,19 +111,20 @@ class _Chain:
 
 
 def _hops(theme: Theme, key: str, record: dict, rng) -> list[tuple]:
-    """The hops from a record of `key`, in a seeded random order: ("up", tool, param, parent key, value)
-    for each field pointing at a record a getter reads; ("down", tool, param, child key, value) for
-    each listing of this record's children."""
+    """The hops from a record of `key`, in a seeded random order: ("up", tool, param, parent key, value, parent key)
+    for each field pointing at a record a getter reads; ("down", tool, param, child key, value, owner key) for
+    each listing of this record's children or of the children of a record it points at."""
     out = []
     for pkey, tools in _getters(theme).items():
         if pkey == key:
             continue
         found = find_key(record, pkey)
         if found is not None:
-            out += [("up", name, param, pkey, found[1]) for name, param in tools]
-    value = record.get(key) if key in record else (find_key(record, key) or (None, None))[1]
-    if value is not None:
-        out += [("down", name, param, child, value) for name, param, child in _listers(theme).get(key, ())]
+            out += [("up", name, param, pkey, found[1], pkey) for name, param in tools]
+    for owner, tools in _listers(theme).items():  # the record's own children, or those of a record it points at
+        found = (key, record[key]) if owner == key and key in record else find_key(record, owner)
+        if found is not None:
+            out += [("down", name, param, child, found[1], owner) for name, param, child in tools]
     order = rng.permutation(len(out)) if out else []
     return [out[i] for i in order]
 
@@ -148,15 +152,18 @@ def _kfield(record: dict, key: str) -> str | None:
     return v if v is not None and isinstance(record.get(v), (str, int)) and not isinstance(record.get(v), bool) else None
 
 
-def _extend(theme: Theme, ch: _Chain, key: str, record: dict, need: int, rng, budget: list[int]) -> bool:
-    """Depth-first: add `need` hops from `record` (backtracking on dead ends); True when done."""
+def _extend(theme: Theme, ch: _Chain, key: str, record: dict, need: int, rng, budget: list[int], end: frozenset | None = None) -> bool:
+    """Depth-first: add `need` hops from `record` (backtracking on dead ends), ending at a record of a key
+    in `end` (None: any); True when done."""
     if need <= 0:
-        return True
-    for kind, name, param, nkey, value in _hops(theme, key, record, rng):
+        return end is None or key in end
+    for kind, name, param, nkey, value, owner in _hops(theme, key, record, rng):
         if budget[0] <= 0:
             return False
         budget[0] -= 1
-        if kind == "up" and any(value in D.scalars(o) for o in ch.outputs[:-1]):
+        if kind == "down" and ch.by_id and len(ch.records) == 1:
+            continue  # the listing would take the stated id: the start's getter read would not be needed
+        if any(value in D.scalars(o) for o in ch.outputs[:-1]):
             continue  # an earlier result already gave this key: the current read would not be needed for it
         res = ch.run.call(name, {param: value})
         if not res.ok or not res.data:
@@ -174,19 +181,21 @@ def _extend(theme: Theme, ch: _Chain, key: str, record: dict, need: int, rng, bu
                 continue
             nrec, f, by = picked
             nval, phrase = nrec[f], ch.of(noun_of(nkey), by)
+            if owner != key:  # the children of the record a field points at: "the issue titled X of the repo of ..."
+                phrase = f"the {noun_of(nkey)}{' ' + by if by else ''} of {ch.of(noun_of(owner))}"
         new = D.scalars(data) - ch.seen
         if not new:
             continue
-        state = (ch.phrase, ch.mine, set(ch.seen))
+        state = (ch.phrase, ch.mine, set(ch.seen), ch.down)
         ch.calls.append({"name": name, "arguments": {param: value}})
         ch.outputs.append(data)
         ch.records.append((nkey, nval, nrec))
-        ch.phrase, ch.mine = phrase, False
+        ch.phrase, ch.mine, ch.down = phrase, False, kind == "down"
         ch.seen |= D.scalars(data)
-        if _extend(theme, ch, nkey, nrec, need - 1, rng, budget):
+        if _extend(theme, ch, nkey, nrec, need - 1, rng, budget, end):
             return True
         ch.calls.pop(), ch.outputs.pop(), ch.records.pop()
-        ch.phrase, ch.mine, ch.seen = state
+        ch.phrase, ch.mine, ch.seen, ch.down = state
     return False
 
 
@@ -217,6 +226,7 @@ def _start(theme: Theme, fx: Facts, run, rng) -> tuple[_Chain, str, Any, dict, s
     if not out.ok or not isinstance(out.data, dict):
         return None
     ch = _Chain(run, [{"name": name, "arguments": {param: value}}], [out.data], f"{noun_of(key)} {W.show(value)}", False)
+    ch.by_id = True
     return ch, key, value, out.data, None, []
 
 
@@ -251,15 +261,52 @@ def _question(theme: Theme, fx: Facts, ch: _Chain, rng) -> tuple[str, Any, list]
     return question, answer, [n, "#where", _kfield(rec, key), value, name]
 
 
-def _write(theme: Theme, fx: Facts, ch: _Chain, rng) -> str | None:
-    """Make a change to the last record (its key from the chain, other values sampled): the request, or None."""
+MIN_CANDIDATES = 3  # an aggregate compares at least this many records (the issue's floor)
+
+
+def _aggregate(theme: Theme, fx: Facts, ch: _Chain, rng) -> tuple[str, Any, list] | None:
+    """(question, answer, answer path) of "which of the <children> of <record> has the highest <field>?":
+    one more dependent lookup (the listing) and an aggregate over at least MIN_CANDIDATES records."""
     key, value, _rec = ch.records[-1]
-    options = _writers(theme).get(key, ())
+    options = _listers(theme).get(key, ())
     for i in (rng.permutation(len(options)) if options else []):
-        name, param = options[int(i)]
+        name, param, child = options[int(i)]
+        res = ch.run.call(name, {param: value})
+        items = [x for x in res.data if isinstance(x, dict)] if res.ok and isinstance(res.data, list) else []
+        if len(items) < MIN_CANDIDATES or capped(theme.toolset[name], {param: value}, res.data) or not _kfield(items[0], child):
+            continue
+        idf = _kfield(items[0], child)
+        numeric = sorted(c for c, v in items[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool) and not theme.key_of(c)
+                         and all(isinstance(x.get(c), (int, float)) and not isinstance(x.get(c), bool) for x in items))
+        if not numeric:
+            continue
+        target = numeric[int(rng.integers(len(numeric)))]
+        op = ("#max", "#min")[int(rng.integers(2))]
+        vals = sorted((x[target] for x in items), reverse=op == "#max")
+        if vals[0] == vals[1]:
+            continue  # a tie: no one answer
+        ch.calls.append({"name": name, "arguments": {param: value}})
+        ch.outputs.append(res.data)
+        field = W.field_name(target)
+        which = ("most" if op == "#max" else "fewest") if W.is_plural(field) else ("highest" if op == "#max" else "lowest")
+        best = (max if op == "#max" else min)(items, key=lambda x: x[target])
+        question = (f"Among the {W.plural(noun_of(child))} of {ch.phrase}, which has the {which} {field}? "
+                    f"Answer with its {W.field_name(idf)}.")
+        return question, best[idf], [len(ch.calls) - 1, op, target, idf]
+    return None
+
+
+def _write(theme: Theme, fx: Facts, ch: _Chain, rng) -> str | None:
+    """Make a change to a record the last read gave the key of (other values sampled): the request, or None.
+    The target is the last record itself when it was picked from a listing (its key is news from that read),
+    else a record one of its fields points at (a write's key must come from the last read, else that read
+    would not be needed)."""
+    options = _write_targets(theme, ch)
+    for i in (rng.permutation(len(options)) if options else []):
+        name, param, value, phrase = options[int(i)]
         t = theme.toolset[name]
         args: dict = {param: value}
-        parts = {param: ch.phrase}
+        parts = {param: phrase}
         ok = True
         for p, prop in t.parameters.get("properties", {}).items():
             if p == param or (p not in t.parameters.get("required", ()) and not (rng.random() < 0.5 and ("enum" in prop or p in t.examples))):
@@ -283,6 +330,18 @@ def _write(theme: Theme, fx: Facts, ch: _Chain, rng) -> str | None:
             ch.outputs.append(res.data)
             return W.clause(theme, t, parts)
     return None
+
+
+def _write_targets(theme: Theme, ch: _Chain) -> list[tuple[str, str, Any, str]]:
+    """(write tool, its key parameter, key value, phrase) for each change the end of the chain allows."""
+    key, value, rec = ch.records[-1]
+    earlier = set().union(*(D.scalars(o) for o in ch.outputs[:-1])) if len(ch.outputs) > 1 else set()
+    out = [(n, p, value, ch.phrase) for n, p in _writers(theme).get(key, ())] if ch.down else []
+    for wkey, tools in _writers(theme).items():
+        found = find_key(rec, wkey) if wkey != key else None
+        if found is not None and found[1] not in earlier:
+            out += [(n, p, found[1], ch.of(noun_of(wkey))) for n, p in tools]
+    return out
 
 
 def synthesize_chain_task(theme: Theme, difficulty: int, seed: int = 0, db_seed: int = 0, attempts: int = 20, check: bool = True,
@@ -316,11 +375,21 @@ def _attempt(theme, fx, run, lv, difficulty, seed, db_seed, rng, answers_only, p
     ch, key, value, record, identity, unique = started
     resolving = sum(D.dependent(theme, ch.calls, ch.outputs, ""))  # lookups the start already needs (a pick from an owner's list)
     ch.records.append((key, value, record))
-    if not _extend(theme, ch, key, record, max(hops_needed(difficulty) - resolving, 1), rng, [EXPANSIONS]):
+    # from level 4 the chain may end in an aggregate over the last record's listing (one more lookup, and
+    # level 5's aggregate): worlds seldom chain 3-4 records one by one
+    aggregate = difficulty >= 4 and rng.random() < AGGREGATE_SHARE if _listers(theme) else False
+    need = D.MIN_DEPENDENT[difficulty] - 1 if aggregate else hops_needed(difficulty)
+    if not _extend(theme, ch, key, record, max(need - resolving, 1), rng, [EXPANSIONS], frozenset(_listers(theme)) if aggregate else None):
         return None
-    write = not answers_only and _writers(theme).get(ch.records[-1][0]) and rng.random() < lv.writes
+    write = not aggregate and not answers_only and bool(_write_targets(theme, ch)) and rng.random() < lv.writes
     tables, final, answer, answer_type, path, requests = (), None, None, "none", None, []
-    if write:
+    if aggregate:
+        asked = _aggregate(theme, fx, ch, rng)
+        if asked is None:
+            return None
+        question, answer, path = asked
+        answer_type = "text"
+    elif write:
         request = _write(theme, fx, ch, rng)
         if request is None:
             return None
@@ -339,17 +408,17 @@ def _attempt(theme, fx, run, lv, difficulty, seed, db_seed, rng, answers_only, p
     if len(ch.calls) > MAX_CALLS:
         return None
     instruction = W.goal(requests, question)
-    sinks = [len(ch.calls) - 1]
-    deep, dependent = D.problems(theme, difficulty, ch.calls, ch.outputs, instruction, answer, aggregate=False, sinks=sinks,
-                                 probe=answer if answer_type != "none" else None)
+    sinks = None if aggregate else [len(ch.calls) - 1]  # an aggregate counts every lookup (`depth.task_depth`)
+    deep, dependent = D.problems(theme, difficulty, ch.calls, ch.outputs, instruction, None if aggregate else answer, aggregate=aggregate,
+                                 sinks=sinks, probe=answer if answer_type != "none" else None)
     if deep:
         problems[:] = deep
         return None
     solution = tuple({"name": c["name"], "arguments": dict(c["arguments"])} for c in ch.calls)
-    instruction = P.frame(instruction, "change" if write else "ask", _phrase_rng(solution), identity)
+    instruction = P.frame(instruction, "pick" if aggregate else "change" if write else "ask", _phrase_rng(solution), identity)
     features = {
         "calls": len(solution), "distinct_tools": len({c["name"] for c in solution}), "writes": int(bool(write)),
-        "weak_share": 0.0, "chained_args": len(solution) - 1, "aggregation": 0, "branching": 0,
+        "weak_share": 0.0, "chained_args": len(solution) - 1, "aggregation": int(aggregate), "operation": "argmax" if aggregate else None, "branching": 0,
         "distractors": lookalikes(fx, []), "answer_path": path, "chain": True, "dependent_lookups": dependent,
         "resolved": int(bool(unique)), "unique": unique, "knobs": knobs(lv),
     }

@@ -220,11 +220,15 @@ def record_noun(theme: Theme, fx: Facts, t: Tool, data: dict) -> str | None:
 
 def answer_of(data: Any, path: list) -> Any:
     """The answer a graph task reads from its last output: a field, a count of listed items,
-    (path [call, "#0", field]) a field of the only listed item, or (path [call, "#where", key field,
-    value, field]) a field of the listed record with that key."""
+    (path [call, "#0", field]) a field of the only listed item, (path [call, "#where", key field,
+    value, field]) a field of the listed record with that key, or (path [call, "#max" or "#min", field,
+    key field]) the key of the listed record with the most or least of a field."""
     field = path[1]
     if field == "#count":
         return len(data)
+    if field in ("#max", "#min"):  # [call, "#max", field, key field]: the key of the listed record with the most of field (`chain`)
+        items = [x for x in data if isinstance(x, dict)] if isinstance(data, list) else []
+        return (max if field == "#max" else min)(items, key=lambda x: x[path[2]])[path[3]] if items else None
     if field == "#where":  # [call, "#where", key field, key value, field]: a field of the listed record with that key (`chain`)
         items = [x for x in data if isinstance(x, dict) and x.get(path[2]) == path[3]] if isinstance(data, list) else []
         return items[0].get(path[4]) if len(items) == 1 else None
