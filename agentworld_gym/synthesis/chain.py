@@ -92,6 +92,48 @@ def chainable(theme: Theme) -> bool:
     return bool(_getters(theme) or _listers(theme))
 
 
+@lru_cache(maxsize=4096)
+def _key_edges(theme: Theme) -> dict[str, frozenset]:
+    """{entity key: the keys one hop reaches}, by metadata: up to a key a column of its table points at (a
+    getter reads it), down to the children a listing shows of it or of a record it points at."""
+    cols = {k: {c.name for c in theme.spec.table(t).columns} for k, (t, _c) in theme.entity_keys.items()}
+
+    def points(k: str, other: str) -> bool:
+        return other in cols[k] or any(c.endswith("_" + other) for c in cols[k])
+
+    listers = _listers(theme)
+    out = {}
+    for k in theme.entity_keys:
+        up = {p for p in _getters(theme) if p != k and points(k, p)}
+        down = {c for o, tools in listers.items() if o == k or points(k, o) for _n, _p, c in tools}
+        out[k] = frozenset(up | down)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _longest(theme: Theme, end: bool) -> int:
+    """The most hops a chain can take by metadata (a start picked from an owner's listing counts one more);
+    `end`: chains that stop at a key some listing takes (an aggregate's)."""
+    edges, owned = _key_edges(theme), {c for tools in _listers(theme).values() for _n, _p, c in tools}
+
+    def walk(k: str, seen: frozenset) -> int:
+        here = 0 if not end or k in _listers(theme) else -99
+        return max([here, *(1 + walk(n, seen | {n}) for n in edges.get(k, ()) if n not in seen)])
+
+    starts = set(_getters(theme)) | set(_listers(theme)) | owned
+    return max((walk(k, frozenset({k})) + (k in owned) for k in starts), default=0)
+
+
+def reachable(theme: Theme, difficulty: int) -> bool:
+    """Whether the theme's metadata allows a chain for `difficulty` (an upper bound: the world may still not
+    hold one, then the walks are tried): a cheap test that spares themes without deep chains the search."""
+    if not chainable(theme):
+        return False
+    if _longest(theme, False) >= hops_needed(difficulty):
+        return True
+    return difficulty >= 4 and _longest(theme, True) + 1 >= D.MIN_DEPENDENT[difficulty]
+
+
 class _Chain:
     """A chain under construction: gold calls, their outputs, the phrase for the current record."""
 
@@ -427,4 +469,4 @@ def _attempt(theme, fx, run, lv, difficulty, seed, db_seed, rng, answers_only, p
                 state_tables=tables, state_hash=final, db_seed=db_seed, features=features)
 
 
-__all__ = ["chainable", "hops_needed", "synthesize_chain_task"]
+__all__ = ["chainable", "hops_needed", "reachable", "synthesize_chain_task"]

@@ -42,6 +42,7 @@ MAX_CALLS = 19  # gold calls per task: with the final submit it fits the env's d
 # Walks keep only needed calls; worlds seldom chain more than three needed lookups, so a level asks
 # for at least this many needed calls (or its own minimum, if lower) after the walk is pruned.
 MIN_NEEDED_CALLS = 3
+CHAIN_ATTEMPTS = 12  # tasks v3: chains tried (`chain.synthesize_chain_task`) before the walks, from level 2
 
 
 @dataclass(frozen=True)
@@ -474,6 +475,14 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
     Bounded: at most `attempts` walks. Raises TaskError when none gives a valid task. `answers_only`:
     no writes (the tasks `answer_prior` samples: only tasks that change nothing are guessed).
     """
+    if P.enabled() and difficulty >= 2:  # tasks v3: a chain of dependent lookups built on the world, else the walks below
+        from .chain import reachable, synthesize_chain_task
+
+        if reachable(theme, difficulty):
+            try:
+                return synthesize_chain_task(theme, difficulty, seed, db_seed, attempts=CHAIN_ATTEMPTS, check=check, answers_only=answers_only)
+            except TaskError:
+                pass
     lv = level(difficulty)
     rng = np.random.default_rng([seed, difficulty, db_seed, 7919])
     fx = facts(theme, db_seed)
