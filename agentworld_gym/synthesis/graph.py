@@ -43,6 +43,8 @@ MAX_CALLS = 19  # gold calls per task: with the final submit it fits the env's d
 # for at least this many needed calls (or its own minimum, if lower) after the walk is pruned.
 MIN_NEEDED_CALLS = 3
 CHAIN_ATTEMPTS = 12  # tasks v3: chains tried (`chain.synthesize_chain_task`) before the walks, from level 2
+WALKS_UP_TO = 3  # tasks v3: from this level a theme whose world holds no chain for it makes no graph task (measured:
+# walks filtered for depth reached level 3 in 2 of 16 flagship requests, levels 4-5 in none)
 
 
 @dataclass(frozen=True)
@@ -478,11 +480,16 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
     if P.enabled() and difficulty >= 2:  # tasks v3: a chain of dependent lookups built on the world, else the walks below
         from .chain import reachable, synthesize_chain_task
 
+        # walks past level 2 almost never meet the depth floor: without a chain the level steps down sooner
+        if not reachable(theme, difficulty) and difficulty >= WALKS_UP_TO:
+            raise TaskError(f"Expected theme {theme.id!r} to hold a chain of {difficulty} records for a level-{difficulty} graph task, "
+                            "got none by its tools; try a lower difficulty, or pass fallback=True to synthesize_task.")
         if reachable(theme, difficulty):
             try:
                 return synthesize_chain_task(theme, difficulty, seed, db_seed, attempts=CHAIN_ATTEMPTS, check=check, answers_only=answers_only)
             except TaskError:
-                pass
+                if difficulty >= WALKS_UP_TO:
+                    raise
     lv = level(difficulty)
     rng = np.random.default_rng([seed, difficulty, db_seed, 7919])
     fx = facts(theme, db_seed)
