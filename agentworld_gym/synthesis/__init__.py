@@ -287,16 +287,31 @@ def _answer_prior(theme: Theme, level: int, db_seed: int, person: bool) -> tuple
 def guessable(theme: Theme, task: Task) -> bool:
     """A task that changes nothing whose answer one of `cheap_answers` passes (checked before the
     replays of the quality filter too, since it is cheap and rejects the most candidates)."""
-    return task.state_hash is None and any(answers_match(task.answer, c, task.answer_type, task.tolerance) for c in cheap_answers(theme, task))
+    if task.state_hash is not None:
+        return False
+    if isinstance(task.answer, (list, dict)):
+        return any(answers_match(task.answer, c, task.answer_type, task.tolerance) for c in cheap_answers(theme, task))
+    # the same answers `cheap_answers` gives, the theme's guesses remembered per answer (the grader's parse is costly)
+    return (_guessed(theme, task.difficulty, task.db_seed, task.answer, task.answer_type, task.tolerance, P.enabled())
+            or any(answers_match(task.answer, c, task.answer_type, task.tolerance) for c in _echoed(task)))
+
+
+@lru_cache(maxsize=65536)
+def _guessed(theme: Theme, level: int, db_seed: int, answer, answer_type: str, tolerance, person: bool) -> bool:
+    return any(answers_match(answer, c, answer_type, tolerance) for c in guesses(theme, level, db_seed))
+
+
+def _echoed(task: Task) -> list:
+    """The instruction's values an echoing strategy submits (see `cheap_answers`)."""
+    # tasks v3 echoes every value of the instruction; classic tasks, its first id or quoted value
+    return instruction_values(task.instruction) if P.enabled() else [v for v in [first_value(task.instruction)] if v]
 
 
 def cheap_answers(theme: Theme, task: Task) -> list:
     """What strategies that never look at the world would submit for `task`: nothing, each constant of
     `CONSTANT_ANSWERS`, the instruction's first id or quoted value (tasks v3: each id, quoted value, email,
     date or number of it, an echo), and the answers frequent for the task's theme and level (`answer_prior`)."""
-    # tasks v3 echoes every value of the instruction; classic tasks, its first id or quoted value
-    echoed = instruction_values(task.instruction) if P.enabled() else [v for v in [first_value(task.instruction)] if v]
-    return [*guesses(theme, task.difficulty, task.db_seed)[:_N_CONSTANT], *echoed,
+    return [*guesses(theme, task.difficulty, task.db_seed)[:_N_CONSTANT], *_echoed(task),
             *guesses(theme, task.difficulty, task.db_seed)[_N_CONSTANT:]]
 
 

@@ -601,6 +601,17 @@ def _countable(theme: Theme, shape: _Shape, conditions: int, guess: tuple[int, i
 def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
     """Whether a guesser who never looks at the world gives `answer` (the instruction-free part of
     `cheap_answers`; the quality filter checks all of it again on the finished task)."""
+    if isinstance(answer, (list, dict)):
+        from . import guesses
+
+        return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
+    return _guessed_value(theme, difficulty, db_seed, answer, answer_type, P.enabled())
+
+
+@lru_cache(maxsize=65536)
+def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str, person: bool) -> bool:
+    """`_guessed` of a scalar answer, remembered: plans ask about the same small counts and totals again and
+    again, and the grader's parse of every guess is the costliest part of a plan (`person`: one cache per mode)."""
     from . import guesses
 
     return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
