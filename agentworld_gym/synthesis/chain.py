@@ -306,8 +306,8 @@ def _question(theme: Theme, fx: Facts, ch: _Chain, rng) -> tuple[str, Any, list]
 MIN_CANDIDATES = 3  # an aggregate compares at least this many records (the issue's floor)
 
 
-def _aggregate(theme: Theme, fx: Facts, ch: _Chain, rng) -> tuple[str, Any, list] | None:
-    """(question, answer, answer path) of "which of the <children> of <record> has the highest <field>?":
+def _aggregate(theme: Theme, fx: Facts, ch: _Chain, rng) -> tuple[str, Any, list, int] | None:
+    """(question, answer, answer path, candidates) of "which of the <children> of <record> has the highest <field>?":
     one more dependent lookup (the listing) and an aggregate over at least MIN_CANDIDATES records."""
     key, value, _rec = ch.records[-1]
     options = _listers(theme).get(key, ())
@@ -334,7 +334,7 @@ def _aggregate(theme: Theme, fx: Facts, ch: _Chain, rng) -> tuple[str, Any, list
         best = (max if op == "#max" else min)(items, key=lambda x: x[target])
         question = (f"Among the {W.plural(noun_of(child))} of {ch.phrase}, which has the {which} {field}? "
                     f"Answer with its {W.field_name(idf)}.")
-        return question, best[idf], [len(ch.calls) - 1, op, target, idf]
+        return question, best[idf], [len(ch.calls) - 1, op, target, idf], len(items)
     return None
 
 
@@ -424,12 +424,12 @@ def _attempt(theme, fx, run, lv, difficulty, seed, db_seed, rng, answers_only, p
     if not _extend(theme, ch, key, record, max(need - resolving, 1), rng, [EXPANSIONS], frozenset(_listers(theme)) if aggregate else None):
         return None
     write = not aggregate and not answers_only and bool(_write_targets(theme, ch)) and rng.random() < lv.writes
-    tables, final, answer, answer_type, path, requests = (), None, None, "none", None, []
+    tables, final, answer, answer_type, path, requests, candidates = (), None, None, "none", None, [], 0
     if aggregate:
         asked = _aggregate(theme, fx, ch, rng)
         if asked is None:
             return None
-        question, answer, path = asked
+        question, answer, path, candidates = asked
         answer_type = "text"
     elif write:
         request = _write(theme, fx, ch, rng)
@@ -462,6 +462,7 @@ def _attempt(theme, fx, run, lv, difficulty, seed, db_seed, rng, answers_only, p
         "calls": len(solution), "distinct_tools": len({c["name"] for c in solution}), "writes": int(bool(write)),
         "weak_share": 0.0, "chained_args": len(solution) - 1, "aggregation": int(aggregate), "operation": "argmax" if aggregate else None, "branching": 0,
         "distractors": lookalikes(fx, []), "answer_path": path, "chain": True, "dependent_lookups": dependent,
+        **({"candidates": candidates} if aggregate else {}),
         "resolved": int(bool(unique)), "unique": unique, "knobs": knobs(lv),
     }
     return Task(id=task_id(theme, "graph", difficulty, seed, db_seed, repr(solution)), theme=theme.id, kind="graph",
