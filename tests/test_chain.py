@@ -70,3 +70,14 @@ def test_a_level_the_world_cannot_chain_says_so():
     with pytest.raises(TaskError, match="chain task at difficulty 5"):
         synthesize_chain_task(theme, 5, 0, attempts=3)
     assert reachable(theme, 2)
+
+
+def test_a_theme_with_no_persons_request_at_any_level_gets_the_classic_one():
+    theme = get_theme("mcp-server-test-2")  # a pool theme none of whose candidates survive as a person's request
+    with pytest.raises(TaskError):
+        synthesize_task(theme, 1, 0, "mixed")
+    task = synthesize_task(theme, 3, 0, "mixed", fallback=True)  # as env.reset asks: a task, marked
+    assert task.features["requests"] == "classic"
+    with P.person_requests(False):
+        classic = synthesize_task(theme, 3, 0, "mixed", fallback=True)
+    assert classic.instruction == task.instruction and "requests" not in classic.features
