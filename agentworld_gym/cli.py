@@ -110,6 +110,9 @@ def cmd_bench(args) -> int:
         from .bench import cmd_suite
 
         return cmd_suite(args)
+    if getattr(args, "ray", None) is not None:
+        raise ConfigError("Expected --suite heldout or all with --ray, got --env (one env plays its episodes in order). "
+                          "Use --suite heldout --ray, or drop --ray.")
     if args.env is None:
         raise AgentWorldError("Expected --env THEME (e.g. finance or AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
     episodes = args.episodes if args.episodes is not None else 20
@@ -220,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
                                   "(default: scripted for tau2, solo for themes)")
     p.add_argument("--judge", help="tau2: a policy spec that grades nl_assertions, reported apart from the reward (default: not graded)")
     p.add_argument("--seed", type=int, default=0, help="seed of the episodes and of --episodes sampling (default: %(default)s)")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="suite heldout (or all: its heldout part): play the episodes on Ray env worker actors, an LLM policy "
+                        "generating here in batches; ADDRESS is a cluster's (host:port from `ray start --head`), else RAY_ADDRESS, "
+                        "a head on this machine, or a local Ray for this run (default: no Ray)")
+    p.add_argument("--ray-workers", type=int, default=2, help="with --ray: env worker actors, one CPU each (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (default: a table)")
     p.set_defaults(func=cmd_bench)
 
