@@ -47,7 +47,8 @@ def test_the_heldout_suite_on_ray_equals_the_serial_run(workers):
         assert [x["id"] for x in remote["items"]] == [x["id"] for x in serial["items"]]
         assert remote["items"] == serial["items"]  # successes of the policy and of each null, per item
         assert remote["overall"] == serial["overall"]
-    assert any(x["success"][0] for x in serial["items"]) and not all(x["success"][0] for x in serial["items"])  # random varies
+        if policy == "oracle":  # the comparison has successes to lose
+            assert sum(x["success"][0] for x in serial["items"]) >= 4
     tasks = heldout_suite(6, seed=1).items
     near, far = _play_tasks(tasks, "random", 1), _play_tasks(tasks, "random", 1, workers=workers)
     assert [(r["task_id"], r["reward"], r["turns"]) for r in far] == [(r["task_id"], r["reward"], r["turns"]) for r in near]
