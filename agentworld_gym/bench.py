@@ -307,8 +307,10 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
     if workers is None:
         return [_episode(x) for x in _progress(items, desc)]
     # a policy object the episodes share keeps its state from one to the next (a seeded random policy), so one
-    # worker plays them in order; a policy made per episode lets every episode go to any worker
-    return [r for group in workers.map(_episode, [items] if policy is not None else [[x] for x in items]) for r in group]
+    # worker plays them in order; a policy made per episode lets episodes go to any worker: in runs of episodes,
+    # four per worker (fewer round trips, and a slow run leaves the others work to do)
+    size = len(items) if policy is not None else max(1, -(-len(items) // (4 * len(workers.actors))))
+    return [r for group in workers.map(_episode, [items[i:i + size] for i in range(0, len(items), size)]) for r in group]
 
 
 def play_nulls(tasks, seed: int, max_turns: int = 5, desc: str = "tasks", workers=None) -> dict[str, list[bool]]:
@@ -733,18 +735,10 @@ def html_summary(results: dict[str, dict]) -> str:
     return "\n".join(parts)
 
 
-def ray_workers(args):
-    """`--ray [ADDRESS]` -> `--ray-workers` env worker actors on that cluster (RAY_ADDRESS, a `ray start --head` on
-    this machine, or a local Ray without ADDRESS); None without --ray."""
-    if getattr(args, "ray", None) is None:
-        return None
-    from .train.ray_rollouts import EnvWorkers
-
-    return EnvWorkers(args.ray_workers, args.ray or None)
-
-
 def cmd_suite(args) -> int:
-    workers = ray_workers(args)
+    from .train.ray_rollouts import env_workers
+
+    workers = env_workers(args)
     try:
         return _cmd_suite(args, workers)
     finally:

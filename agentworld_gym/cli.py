@@ -18,6 +18,7 @@ from . import envs
 from .checks import check_values
 from .errors import AgentWorldError, ConfigError
 from .policies.llm import DTYPES
+from .train.ray_rollouts import add_ray_options
 
 # Modules that contribute subcommands: each defines add_commands(subparsers).
 COMMAND_MODULES: tuple[str, ...] = ("agentworld_gym.arena.cli", "agentworld_gym.train.cli", "agentworld_gym.mcp.cli",
@@ -223,11 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "(default: scripted for tau2, solo for themes)")
     p.add_argument("--judge", help="tau2: a policy spec that grades nl_assertions, reported apart from the reward (default: not graded)")
     p.add_argument("--seed", type=int, default=0, help="seed of the episodes and of --episodes sampling (default: %(default)s)")
-    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                   help="suite heldout (or all: its heldout part): play the episodes on Ray env worker actors, an LLM policy "
-                        "generating here in batches; ADDRESS is a cluster's (host:port from `ray start --head`), else RAY_ADDRESS, "
-                        "a head on this machine, or a local Ray for this run (default: no Ray)")
-    p.add_argument("--ray-workers", type=int, default=2, help="with --ray: env worker actors, one CPU each (default: %(default)s)")
+    add_ray_options(p, "suite heldout (or all: its heldout part): its episodes")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (default: a table)")
     p.set_defaults(func=cmd_bench)
 

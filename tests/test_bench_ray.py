@@ -16,6 +16,32 @@ from agentworld_gym.errors import ConfigError
 LOCAL = dict(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
 
 
+def one_error_line(capsys, argv: list[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("agentworld: error: Expected")
+    return err
+
+
+def test_ray_with_a_suite_or_env_that_has_no_env_episodes_is_a_config_error(capsys):
+    assert "--suite heldout or all with --ray" in one_error_line(capsys, ["bench", "--env", "finance", "--ray"])
+    assert "--ray-workers >= 1" in one_error_line(capsys, ["bench", "--suite", "heldout", "--ray", "--ray-workers", "0"])
+    from agentworld_gym.bench import run_suite
+
+    with pytest.raises(ConfigError, match=r"--suite heldout or all with --ray.*got --suite bfcl"):
+        run_suite("bfcl", "oracle", workers=object())
+
+
+def test_an_unreachable_ray_address_is_one_config_error_line(capsys):
+    pytest.importorskip("ray", reason="Ray: the `scale` extra is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert not __import__("ray").is_initialized()  # these run before the module's Ray starts: connect() is reached
+    err = one_error_line(capsys, ["bench", "--suite", "heldout", "--episodes", "2", "--ray", f"127.0.0.1:{port}"])
+    assert f"--ray='127.0.0.1:{port}'" in err and "ray start --head" in err and "fix --ray" in err
+
+
 @pytest.fixture(scope="module")
 def workers():
     """Two env workers on a local two-CPU Ray bound to 127.0.0.1. A subprocess first checks, within a time limit,
@@ -35,6 +61,13 @@ def workers():
     yield pool
     pool.close()
     ray.shutdown()
+
+
+def test_more_workers_than_free_cpus_is_a_config_error_not_a_hang(workers):
+    from agentworld_gym.train.ray_rollouts import EnvWorkers
+
+    with pytest.raises(ConfigError, match=r"Expected 1 free CPUs.*got 0.*--ray-workers 0 or fewer"):
+        EnvWorkers(1)  # the two CPUs are held by the module's two workers
 
 
 @pytest.mark.timeout(600)
@@ -68,26 +101,21 @@ def test_a_model_policy_generates_here_and_steps_envs_held_by_the_workers(worker
     assert [(r["reward"], r["turns"]) for r in far] == [(r["reward"], r["turns"]) for r in near]
 
 
-def one_error_line(capsys, argv: list[str]) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("agentworld: error: Expected")
-    return err
+@pytest.mark.timeout(600)
+def test_arena_records_on_ray_equal_the_serial_ones(workers):
+    """The arena's rounds (`arena.records.play`): each theme's episodes in one env with one policy, in order, on
+    a worker; the records equal the serial run's, transcripts included."""
+    from agentworld_gym.envs.registry import get_theme
 
+    from agentworld_gym.arena.learner import FixedLearner
+    from agentworld_gym.arena.records import play
+    from agentworld_gym.synthesis import synthesize_task
 
-def test_ray_with_a_suite_or_env_that_has_no_env_episodes_is_a_config_error(capsys):
-    assert "--suite heldout or all with --ray" in one_error_line(capsys, ["bench", "--env", "finance", "--ray"])
-    assert "--ray-workers >= 1" in one_error_line(capsys, ["bench", "--suite", "heldout", "--ray", "--ray-workers", "0"])
-    from agentworld_gym.bench import run_suite
-
-    with pytest.raises(ConfigError, match=r"--suite heldout or all with --ray.*got --suite bfcl"):
-        run_suite("bfcl", "oracle", workers=object())
-
-
-def test_an_unreachable_ray_address_is_one_config_error_line(capsys):
-    pytest.importorskip("ray", reason="Ray: the `scale` extra is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    err = one_error_line(capsys, ["bench", "--suite", "heldout", "--episodes", "2", "--ray", f"127.0.0.1:{port}"])
-    assert f"--ray='127.0.0.1:{port}'" in err and "ray start --head" in err and "fix --ray" in err
+    tasks = [synthesize_task(get_theme(theme), 1 + i % 2, i) for i in range(4) for theme in ("finance", "scholar")]
+    for spec in ("oracle", "random"):
+        policy_for = FixedLearner(spec, seed=5).policy_for(None)
+        serial = play(tasks, policy_for, policy=spec, seed=7)
+        remote = play(tasks, policy_for, policy=spec, seed=7, workers=workers)
+        assert remote == serial
+        assert [r["theme"] for r in remote] == [t.theme for t in tasks]
+    assert sum(r["success"] for r in play(tasks, FixedLearner("oracle").policy_for(None), workers=workers)) >= 4

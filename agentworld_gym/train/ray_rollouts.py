@@ -147,6 +147,20 @@ class RemoteEnv:
         self.ray.get(self.actor.close.remote(self.key))
 
 
+def _wait_for_cpus(ray, workers: int, patience_s: float = 10.0) -> None:
+    """Actors beyond the cluster's free CPUs would wait forever: wait a little for CPUs just given back (killed
+    actors free theirs asynchronously), then raise a ConfigError."""
+    import time
+
+    deadline = time.monotonic() + patience_s
+    while (free := ray.available_resources().get("CPU", 0)) < workers:
+        if time.monotonic() > deadline:
+            raise ConfigError(f"Expected {workers} free CPUs on the Ray cluster for {workers} env workers (one each), got {free:g}. "
+                              f"Use --ray-workers {int(free)} or fewer, add nodes (`ray start --address=...`), or end the actors "
+                              "holding them.")
+        time.sleep(0.5)
+
+
 class EnvWorkers:
     """`workers` env-worker actors on the Ray cluster `connect` finds (`address`, RAY_ADDRESS, a local head, or a
     local Ray for this run). Results come back in the order asked, so a run on Ray equals the serial one."""
@@ -156,6 +170,7 @@ class EnvWorkers:
             raise ConfigError(f"Expected --ray-workers >= 1 (env worker actors), got {workers}.")
         self.ray = require("ray", "scale")
         connect(self.ray, workers, address)
+        _wait_for_cpus(self.ray, workers)
         remote = self.ray.remote(num_cpus=1)(EnvWorker)
         self.actors = [remote.remote() for _ in range(workers)]
         self._keys = 0
@@ -177,3 +192,19 @@ class EnvWorkers:
         for actor in self.actors:
             self.ray.kill(actor)
         self.actors = []
+
+
+def add_ray_options(parser, what: str) -> None:
+    """`--ray [ADDRESS]` and `--ray-workers N` on a command whose `what` plays env episodes."""
+    parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                        help=f"{what} on Ray env worker actors (a model policy generates here, batched, and steps the envs "
+                             "they hold); ADDRESS is a cluster's host:port (`ray start --head` prints it), else RAY_ADDRESS, a head "
+                             "started on this machine, or a local Ray for this run (default: no Ray)")
+    parser.add_argument("--ray-workers", type=int, default=2, help="with --ray: env worker actors, a CPU each (default: %(default)s)")
+
+
+def env_workers(args) -> EnvWorkers | None:
+    """The env workers `--ray [ADDRESS]` / `--ray-workers` ask for; None without --ray."""
+    if getattr(args, "ray", None) is None:
+        return None
+    return EnvWorkers(args.ray_workers, args.ray or None)
