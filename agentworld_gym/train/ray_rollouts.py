@@ -165,7 +165,7 @@ class EnvWorkers:
     """`workers` env-worker actors on the Ray cluster `connect` finds (`address`, RAY_ADDRESS, a local head, or a
     local Ray for this run). Results come back in the order asked, so a run on Ray equals the serial one."""
 
-    def __init__(self, workers: int, address: str | None = None):
+    def __init__(self, workers: int, address: str | None = None, start_timeout_s: float = 300.0):
         if workers < 1:
             raise ConfigError(f"Expected --ray-workers >= 1 (env worker actors), got {workers}.")
         self.ray = require("ray", "scale")
@@ -174,6 +174,12 @@ class EnvWorkers:
         remote = self.ray.remote(num_cpus=1)(EnvWorker)
         self.actors = [remote.remote() for _ in range(workers)]
         self._keys = 0
+        try:  # started and holding their CPUs before any work goes out
+            self.ray.get([actor.run.remote(len, []) for actor in self.actors], timeout=start_timeout_s)
+        except self.ray.exceptions.GetTimeoutError as exc:
+            self.close()
+            raise ConfigError(f"Expected {workers} Ray env workers to start within {start_timeout_s:g} s, got a timeout. Check the "
+                              "cluster (`ray status`) or use fewer --ray-workers.") from exc
 
     def map(self, fn: Callable, groups: list[list]) -> list[list]:
         """`fn` on every item: a group's items in order on one worker (a policy a group shares keeps its state),
