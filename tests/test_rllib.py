@@ -31,7 +31,7 @@ def test_the_rllib_example_trains_ppo_and_scores_it_beside_the_nulls():
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert any("gymnasium 1.2.2" in line for line in lines)  # RLlib's pinned gymnasium, not the project venv's
-    steps = [int(line.split("env steps ")[1].split(",")[0]) for line in lines if line.startswith("iteration 1:")]
+    steps = [float(line.split("env steps ")[1].split(",")[0]) for line in lines if line.startswith("iteration 1:")]
     assert steps and steps[0] >= 64  # PPO sampled a train batch through the adapter
     scores = json.loads(next(line for line in lines if line.startswith("scores "))[len("scores "):])
     assert set(scores) == {"ppo", "random", "first-candidate"}
