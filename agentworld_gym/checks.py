@@ -102,7 +102,7 @@ OPTION_RULES: dict[str, Any] = {
     "idle_timeout": Number(integer=False, low=0, open_low=True), "read_timeout": Number(integer=False, low=0, open_low=True),
     "keep_alive": Number(integer=False, low=0, open_low=True),
     # counts that may be zero
-    "micro_batch": NON_NEGATIVE, "signal_groups": NON_NEGATIVE, "ray_workers": NON_NEGATIVE,
+    "micro_batch": NON_NEGATIVE, "signal_groups": NON_NEGATIVE, "ray_workers": NON_NEGATIVE, "ray_env_workers": NON_NEGATIVE,
     "seed": NON_NEGATIVE, "db_seed": NON_NEGATIVE, "eval_seed": Number(low=0, optional=True),
     # ranges
     "difficulty": Number(low=1, high=5, optional=True), "difficulties": Levels(), "port": Number(low=0, high=65535),  # difficulty None: the env's own

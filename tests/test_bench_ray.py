@@ -119,3 +119,23 @@ def test_arena_records_on_ray_equal_the_serial_ones(workers):
         assert remote == serial
         assert [r["theme"] for r in remote] == [t.theme for t in tasks]
     assert sum(r["success"] for r in play(tasks, FixedLearner("oracle").policy_for(None), workers=workers)) >= 4
+
+
+@pytest.mark.timeout(600)
+def test_grpo_rollouts_with_env_workers_equal_the_in_process_ones(workers, tiny, tmp_path):
+    """`GRPOConfig.ray_env_workers`: the trainer keeps the model and generates here; the group's envs live in the
+    workers. Greedy trajectories, grouped in task order, equal those of envs in this process."""
+    from agentworld_gym.envs.registry import get_theme
+
+    from agentworld_gym.policies.llm import load_model
+    from agentworld_gym.synthesis import synthesize_task
+    from agentworld_gym.train import GRPOConfig
+    from agentworld_gym.train.grpo import rollout
+
+    tasks = [synthesize_task(get_theme("finance"), 1, seed) for seed in range(3)]
+    cfg = GRPOConfig(model=tiny, out_dir=str(tmp_path), tasks=tasks, group_size=2, max_new_tokens=6, max_turns=2,
+                     temperature=0.0, progress=False)
+    model, tok = load_model(tiny, "cpu")
+    near, far = rollout(model, tok, tasks, cfg), rollout(model, tok, tasks, cfg, workers)
+    assert [t["group"] for t in far] == [0, 0, 1, 1, 2, 2]
+    assert [t["ids"] for t in far] == [t["ids"] for t in near] and [t["reward"] for t in far] == [t["reward"] for t in near]
