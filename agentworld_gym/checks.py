@@ -118,7 +118,9 @@ OPTION_RULES: dict[str, Any] = {
 # Where a subcommand means something else by a name.
 COMMAND_RULES: dict[str, dict[str, Any]] = {
     "discover": {"rounds": NON_NEGATIVE},  # 0: no LLM refinement rounds
-    "record": {"difficulty": Levels()},  # comma-separated levels to cycle through
+    "record": {"difficulty": Levels(), "ray_workers": POSITIVE},  # comma-separated levels to cycle through
+    "bench": {"ray_workers": POSITIVE},  # env worker actors of --ray (the trainer's --ray-workers may be 0: none)
+    "evolve": {"ray_workers": POSITIVE},
     "sft": {"micro_batch": NON_NEGATIVE},  # 0: the whole batch
     "grpo": {"micro_batch": POSITIVE},
 }

@@ -25,7 +25,7 @@ def one_error_line(capsys, argv: list[str]) -> str:
 
 def test_ray_with_a_suite_or_env_that_has_no_env_episodes_is_a_config_error(capsys):
     assert "--suite heldout or all with --ray" in one_error_line(capsys, ["bench", "--env", "finance", "--ray"])
-    assert "--ray-workers >= 1" in one_error_line(capsys, ["bench", "--suite", "heldout", "--ray", "--ray-workers", "0"])
+    assert "--ray-workers" in one_error_line(capsys, ["bench", "--suite", "heldout", "--ray", "--ray-workers", "0"])
     from agentworld_gym.bench import run_suite
 
     with pytest.raises(ConfigError, match=r"--suite heldout or all with --ray.*got --suite bfcl"):
