@@ -181,10 +181,18 @@ class EnvWorkers:
             raise ConfigError(f"Expected {workers} Ray env workers to start within {start_timeout_s:g} s, got a timeout. Check the "
                               "cluster (`ray status`) or use fewer --ray-workers.") from exc
 
-    def map(self, fn: Callable, groups: list[list]) -> list[list]:
+    def map(self, fn: Callable, groups: list[list], desc: str = "ray env workers") -> list[list]:
         """`fn` on every item: a group's items in order on one worker (a policy a group shares keeps its state),
         groups dealt round-robin over the workers. Returns each group's results, groups in order."""
-        return self.ray.get([self.actors[i % len(self.actors)].run.remote(fn, g) for i, g in enumerate(groups)])
+        from tqdm import tqdm
+
+        refs = [self.actors[i % len(self.actors)].run.remote(fn, g) for i, g in enumerate(groups)]
+        with tqdm(total=sum(map(len, groups)), desc=desc, leave=False, disable=None, dynamic_ncols=True) as bar:
+            pending, size = list(refs), {ref: len(g) for ref, g in zip(refs, groups, strict=True)}
+            while pending:  # episodes done so far, as groups finish
+                done, pending = self.ray.wait(pending, num_returns=1)
+                bar.update(size[done[0]])
+        return self.ray.get(refs)
 
     def envs(self, specs: list[tuple[str, dict]]) -> list[RemoteEnv]:
         """One remote env per (theme, AgentWorldEnv keyword arguments), dealt round-robin over the workers."""
