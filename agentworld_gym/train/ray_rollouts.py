@@ -50,11 +50,18 @@ def connect(ray, workers: int, address: str | None = None) -> None:
     where = "--ray" if address else "RAY_ADDRESS"
     address = address or os.environ.get("RAY_ADDRESS")
     common = {"include_dashboard": False, "log_to_driver": False}
+    answered = False
     try:
         if address:
             _check_reachable(address)  # Ray itself retries an unreachable address for minutes
+            answered = True
         ray.init(address=address or "auto", **common)  # an existing cluster sets its own resources: no num_cpus
     except OSError as exc:  # ConnectionError (refused, or no cluster for "auto"), a timeout, an unknown host
+        if answered and os.environ.get("RAY_AUTH_MODE") != "token":
+            # Ray 2.60's `ray start` turns token authentication on; a driver without RAY_AUTH_MODE=token is refused
+            raise ConfigError(f"Expected to join the Ray cluster at {where}={address!r}, got refused ({exc}). If it uses token "
+                              "authentication (Ray 2.60's `ray start` turns it on), set RAY_AUTH_MODE=token here and on every "
+                              "node (the token is read from ~/.ray/auth_token or RAY_AUTH_TOKEN).") from exc
         if address:
             raise ConfigError(f"Expected a Ray cluster at {where}={address!r}, got none ({exc}). Start it "
                               f"(`ray start --head` prints the address), fix {where}, or unset it to start a local Ray "
