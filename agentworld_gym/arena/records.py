@@ -53,36 +53,51 @@ def make_record(result: dict, task: Task, *, policy: str = "", round: int = 0, c
 
 
 def play(tasks: Sequence[Task], policy_for: Callable[[Any], Any], *, policy: str = "", round: int = 0,
-         max_turns: int = 8, seed: int = 0, progress: bool = False) -> list[dict]:
+         max_turns: int = 8, seed: int = 0, progress: bool = False, workers=None) -> list[dict]:
     """Play each task once with the policy `policy_for(env)` builds; one record per task.
 
-    One env per theme is reused across that theme's tasks (the task goes in through reset options).
+    One env and one policy per theme are reused across that theme's tasks, in task order (the task goes in
+    through reset options). With `workers` (`train.ray_rollouts.EnvWorkers`) each theme plays on a Ray env
+    worker, the themes side by side; a model policy generates here and steps envs held by the workers.
     """
+    if tasks and _batched(policy_for, tasks[0], max_turns):
+        return _play_batched(tasks, policy_for, policy=policy, round=round, max_turns=max_turns, seed=seed, workers=workers)
+    themes: dict[str, list[int]] = {}
+    for i, task in enumerate(tasks):
+        themes.setdefault(task.theme, []).append(i)
+    jobs = [([tasks[i] for i in index], [seed + i for i in index], policy_for, max_turns) for index in themes.values()]
+    if workers is not None:
+        results = [g[0] for g in workers.map(_play_theme, [[job] for job in jobs])]
+    else:
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(tasks), desc=f"round {round} {policy}", leave=False, disable=None)
+        results = [_play_theme(job, bar) for job in jobs]
+        if bar is not None:
+            bar.close()
+    by_index = {i: r for index, rs in zip(themes.values(), results, strict=True) for i, r in zip(index, rs, strict=True)}
+    return [make_record(by_index[i], task, policy=policy, round=round) for i, task in enumerate(tasks)]
+
+
+def _play_theme(job: tuple, bar=None) -> list[dict]:
+    """One theme's episodes in order, in one env with one policy: (tasks, seeds, policy_for, max_turns)."""
     from ..env import AgentWorldEnv
     from ..policies import run_episode
 
-    if tasks and _batched(policy_for, tasks[0], max_turns):
-        return _play_batched(tasks, policy_for, policy=policy, round=round, max_turns=max_turns, seed=seed)
-    envs: dict[str, AgentWorldEnv] = {}
-    policies: dict[str, Any] = {}
-    records = []
-    it: Iterable = tasks
-    if progress:
-        from tqdm import tqdm
-
-        it = tqdm(tasks, desc=f"round {round} {policy}", leave=False, disable=None)
+    tasks, seeds, policy_for, max_turns = job
+    env = AgentWorldEnv(tasks[0].theme, max_turns=max_turns, db_seed=tasks[0].db_seed)
     try:
-        for i, task in enumerate(it):
-            env = envs.get(task.theme)
-            if env is None:
-                env = envs[task.theme] = AgentWorldEnv(task.theme, max_turns=max_turns, db_seed=task.db_seed)
-                policies[task.theme] = policy_for(env)
-            result = run_episode(env, policies[task.theme], seed=seed + i, options={"task": task})
-            records.append(make_record(result, task, policy=policy, round=round))
+        p = policy_for(env)
+        out = []
+        for task, s in zip(tasks, seeds, strict=True):
+            out.append(run_episode(env, p, seed=s, options={"task": task}))
+            if bar is not None:
+                bar.update()
+        return out
     finally:
-        for env in envs.values():
-            env.close()
-    return records
+        env.close()
 
 
 def _batched(policy_for, task: Task, max_turns: int) -> bool:
@@ -98,14 +113,15 @@ def _batched(policy_for, task: Task, max_turns: int) -> bool:
 
 
 def _play_batched(tasks: Sequence[Task], policy_for, *, policy: str, round: int, max_turns: int, seed: int,
-                  chunk: int = 64) -> list[dict]:
+                  chunk: int = 64, workers=None) -> list[dict]:
     from ..env import AgentWorldEnv
     from ..policies.llm import run_episodes_batched
 
     records = []
     for start in range(0, len(tasks), chunk):
         part = list(tasks[start:start + chunk])
-        envs = [AgentWorldEnv(t.theme, max_turns=max_turns, db_seed=t.db_seed) for t in part]
+        specs = [(t.theme, {"max_turns": max_turns, "db_seed": t.db_seed}) for t in part]
+        envs = workers.envs(specs) if workers is not None else [AgentWorldEnv(theme, **kw) for theme, kw in specs]
         try:
             model = policy_for(envs[0])
             results = run_episodes_batched(envs, model, seeds=[seed + start + i for i in range(len(part))],

@@ -97,6 +97,9 @@ class GRPOConfig:
     """show a progress bar"""
     ray_workers: int = 0
     """play rollouts on this many Ray actors (0: in this process); see train/ray_rollouts.py"""
+    ray_env_workers: int = 0
+    """keep the policy here, generating in batches, and step the rollouts' envs on this many Ray env worker actors
+    (0: envs in this process); see train/ray_rollouts.py"""
 
     def __post_init__(self):
         """Every value checked before any work or write (the command line builds this first)."""
@@ -183,15 +186,17 @@ def pad_batch(trajs: list[dict], pad_id: int, device):
 # Rollouts
 
 
-def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig) -> list[dict]:
-    """`group_size` episodes per task, each in its own env instance; returns trajectories in task order."""
+def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig, workers=None) -> list[dict]:
+    """`group_size` episodes per task, each in its own env instance; returns trajectories in task order. With
+    `workers` (`ray_rollouts.EnvWorkers`) the envs live in Ray actors and the model generates here."""
     from ..env import AgentWorldEnv
     from ..policies.llm import HFPolicy, run_episodes_batched
 
     policy = HFPolicy(model, tok, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, max_context=cfg.max_context)
     model.eval()
     jobs = [(gi, task) for gi, task in enumerate(tasks) for _ in range(cfg.group_size)]
-    envs = [AgentWorldEnv(task.theme, tasks=[task], max_turns=cfg.max_turns) for _, task in jobs]
+    specs = [(task.theme, {"tasks": [task], "max_turns": cfg.max_turns}) for _, task in jobs]
+    envs = workers.envs(specs) if workers is not None else [AgentWorldEnv(theme, **kw) for theme, kw in specs]
     try:
         out = run_episodes_batched(envs, policy, seeds=[0] * len(envs), options=[{"task": task} for _, task in jobs],
                                    slots=cfg.rollout_batch)
@@ -355,6 +360,13 @@ def train_grpo(cfg: GRPOConfig) -> str:
         from .ray_rollouts import RayRollouts
 
         remote = RayRollouts(cfg, cfg.ray_workers, rollout)
+    env_workers = None
+    if cfg.ray_env_workers:
+        if accel is not None or cfg.ray_workers:
+            raise ConfigError("Expected one of several processes (accelerate/torchrun), ray_workers or ray_env_workers, got two.")
+        from .ray_rollouts import EnvWorkers
+
+        env_workers = EnvWorkers(cfg.ray_env_workers)
 
     bar = tqdm(total=cfg.steps, initial=step, desc="grpo", disable=not cfg.progress or not is_main)
     while step < cfg.steps:
@@ -366,7 +378,7 @@ def train_grpo(cfg: GRPOConfig) -> str:
 
         def play(tasks, r, step=step):
             seed = cfg.seed * 1_000_003 + step + 7919 * r
-            return remote(core, tasks, seed) if remote else rollout(core, tok, tasks, cfg)
+            return remote(core, tasks, seed) if remote else rollout(core, tok, tasks, cfg, env_workers)
 
         tasks, trajs, played = sample_groups(sample, play, cfg)
         t_roll = time.time() - t0
@@ -407,8 +419,9 @@ def train_grpo(cfg: GRPOConfig) -> str:
         if accel is not None:
             accel.wait_for_everyone()
     bar.close()
-    if remote is not None:
-        remote.close()
+    for pool in (remote, env_workers):
+        if pool is not None:
+            pool.close()
     final = out / "final"
     if is_main:
         common.plot_metrics(out / "metrics.jsonl", out / "metrics.png",

@@ -1,4 +1,5 @@
-"""GRPO rollouts spread over Ray actors (`GRPOConfig.ray_workers > 0`, `--ray-workers N`).
+"""Ray: GRPO rollouts spread over actors (`GRPOConfig.ray_workers > 0`, `--ray-workers N`), and env workers
+(`EnvWorkers`) that play the evaluation episodes of `agentworld bench --ray` and the arena.
 
 Each actor holds its own copy of the policy and plays its share of a step's episodes, every episode
 in its own env, with the same batched generation as the single-process path (`grpo.rollout`). The
@@ -39,24 +40,33 @@ class RolloutActor:
         return self.rollout(self.model, self.tok, tasks, self.cfg)
 
 
-def connect(ray, workers: int) -> None:
-    """Join Ray as its users expect: RAY_ADDRESS's cluster; else a cluster running on this machine (`ray start
-    --head`, found by ray.init("auto")); else a local one for this run with a CPU per actor at least. A cluster
-    that cannot be reached, or has fewer CPUs than actors (they would wait forever), is a ConfigError."""
+def connect(ray, workers: int, address: str | None = None) -> None:
+    """Join Ray as its users expect: `address` (`--ray ADDRESS`), else RAY_ADDRESS's cluster; else a cluster running
+    on this machine (`ray start --head`, found by ray.init("auto")); else a local one for this run, bound to the
+    loopback interface, with a CPU per actor at least. A cluster that cannot be reached, or has fewer CPUs than
+    actors (they would wait forever), is a ConfigError."""
     if ray.is_initialized():
         return
-    address = os.environ.get("RAY_ADDRESS")
+    where = "--ray" if address else "RAY_ADDRESS"
+    address = address or os.environ.get("RAY_ADDRESS")
     common = {"include_dashboard": False, "log_to_driver": False}
+    answered = False
     try:
         if address:
             _check_reachable(address)  # Ray itself retries an unreachable address for minutes
+            answered = True
         ray.init(address=address or "auto", **common)  # an existing cluster sets its own resources: no num_cpus
     except OSError as exc:  # ConnectionError (refused, or no cluster for "auto"), a timeout, an unknown host
+        if answered and os.environ.get("RAY_AUTH_MODE") != "token":
+            # Ray 2.60's `ray start` turns token authentication on; a driver without RAY_AUTH_MODE=token is refused
+            raise ConfigError(f"Expected to join the Ray cluster at {where}={address!r}, got refused ({exc}). If it uses token "
+                              "authentication (Ray 2.60's `ray start` turns it on), set RAY_AUTH_MODE=token here and on every "
+                              "node (the token is read from ~/.ray/auth_token or RAY_AUTH_TOKEN).") from exc
         if address:
-            raise ConfigError(f"Expected a Ray cluster at RAY_ADDRESS={address!r}, got none ({exc}). Start it "
-                              "(`ray start --head` prints the address), fix RAY_ADDRESS, or unset it to start a local Ray "
+            raise ConfigError(f"Expected a Ray cluster at {where}={address!r}, got none ({exc}). Start it "
+                              f"(`ray start --head` prints the address), fix {where}, or unset it to start a local Ray "
                               "for this run.") from exc
-        ray.init(num_cpus=max(workers, os.cpu_count() or 1), **common)
+        ray.init(num_cpus=max(workers, os.cpu_count() or 1), _node_ip_address="127.0.0.1", **common)
     cpus = ray.cluster_resources().get("CPU", 0)
     if cpus < workers:
         ray.shutdown()
@@ -102,3 +112,120 @@ class RayRollouts:
         for actor in self.actors:
             self.ray.kill(actor)
         self.actors = []
+
+
+class EnvWorker:
+    """One Ray env worker. It plays whole episodes with policies built in the worker (`run`: null, scripted and
+    random policies need no model), or holds envs that the driver steps (`RemoteEnv`) while a model policy
+    generates for all of them in one batch where the model lives."""
+
+    def __init__(self):
+        self.envs: dict[int, Any] = {}
+
+    def run(self, fn: Callable, items: list) -> list:
+        return [fn(x) for x in items]
+
+    def open(self, key: int, theme: str, kwargs: dict) -> None:
+        from ..env import AgentWorldEnv
+
+        self.envs[key] = AgentWorldEnv(theme, **kwargs)
+
+    def call(self, key: int, method: str, *args, **kwargs):
+        return getattr(self.envs[key], method)(*args, **kwargs)
+
+    def close(self, key: int) -> None:
+        self.envs.pop(key).close()
+
+
+class RemoteEnv:
+    """An env held by an `EnvWorker`, reset and stepped from the driver (each call one round trip)."""
+
+    def __init__(self, ray, actor, key: int, theme: str, kwargs: dict):
+        self.ray, self.actor, self.key = ray, actor, key
+        ray.get(actor.open.remote(key, theme, kwargs))
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        return self.ray.get(self.actor.call.remote(self.key, "reset", seed=seed, options=options))
+
+    def step(self, action):
+        return self.ray.get(self.actor.call.remote(self.key, "step", action))
+
+    def close(self) -> None:
+        self.ray.get(self.actor.close.remote(self.key))
+
+
+def _wait_for_cpus(ray, workers: int, patience_s: float = 10.0) -> None:
+    """Actors beyond the cluster's free CPUs would wait forever: wait a little for CPUs just given back (killed
+    actors free theirs asynchronously), then raise a ConfigError."""
+    import time
+
+    deadline = time.monotonic() + patience_s
+    while (free := ray.available_resources().get("CPU", 0)) < workers:
+        if time.monotonic() > deadline:
+            raise ConfigError(f"Expected {workers} free CPUs on the Ray cluster for {workers} env workers (one each), got {free:g}. "
+                              f"Use --ray-workers {int(free)} or fewer, add nodes (`ray start --address=...`), or end the actors "
+                              "holding them.")
+        time.sleep(0.5)
+
+
+class EnvWorkers:
+    """`workers` env-worker actors on the Ray cluster `connect` finds (`address`, RAY_ADDRESS, a local head, or a
+    local Ray for this run). Results come back in the order asked, so a run on Ray equals the serial one."""
+
+    def __init__(self, workers: int, address: str | None = None, start_timeout_s: float = 300.0):
+        if workers < 1:
+            raise ConfigError(f"Expected --ray-workers >= 1 (env worker actors), got {workers}.")
+        self.ray = require("ray", "scale")
+        connect(self.ray, workers, address)
+        _wait_for_cpus(self.ray, workers)
+        remote = self.ray.remote(num_cpus=1)(EnvWorker)
+        self.actors = [remote.remote() for _ in range(workers)]
+        self._keys = 0
+        try:  # started and holding their CPUs before any work goes out
+            self.ray.get([actor.run.remote(len, []) for actor in self.actors], timeout=start_timeout_s)
+        except self.ray.exceptions.GetTimeoutError as exc:
+            self.close()
+            raise ConfigError(f"Expected {workers} Ray env workers to start within {start_timeout_s:g} s, got a timeout. Check the "
+                              "cluster (`ray status`) or use fewer --ray-workers.") from exc
+
+    def map(self, fn: Callable, groups: list[list], desc: str = "ray env workers") -> list[list]:
+        """`fn` on every item: a group's items in order on one worker (a policy a group shares keeps its state),
+        groups dealt round-robin over the workers. Returns each group's results, groups in order."""
+        from tqdm import tqdm
+
+        refs = [self.actors[i % len(self.actors)].run.remote(fn, g) for i, g in enumerate(groups)]
+        with tqdm(total=sum(map(len, groups)), desc=desc, leave=False, disable=None, dynamic_ncols=True) as bar:
+            pending, size = list(refs), {ref: len(g) for ref, g in zip(refs, groups, strict=True)}
+            while pending:  # episodes done so far, as groups finish
+                done, pending = self.ray.wait(pending, num_returns=1)
+                bar.update(size[done[0]])
+        return self.ray.get(refs)
+
+    def envs(self, specs: list[tuple[str, dict]]) -> list[RemoteEnv]:
+        """One remote env per (theme, AgentWorldEnv keyword arguments), dealt round-robin over the workers."""
+        out = []
+        for i, (theme, kwargs) in enumerate(specs):
+            self._keys += 1
+            out.append(RemoteEnv(self.ray, self.actors[i % len(self.actors)], self._keys, theme, kwargs))
+        return out
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.actors = []
+
+
+def add_ray_options(parser, what: str) -> None:
+    """`--ray [ADDRESS]` and `--ray-workers N` on a command whose `what` plays env episodes."""
+    parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                        help=f"{what} on Ray env worker actors (a model policy generates here, batched, and steps the envs "
+                             "they hold); ADDRESS is a cluster's host:port (`ray start --head` prints it), else RAY_ADDRESS, a head "
+                             "started on this machine, or a local Ray for this run (default: no Ray)")
+    parser.add_argument("--ray-workers", type=int, default=2, help="with --ray: env worker actors, a CPU each (default: %(default)s)")
+
+
+def env_workers(args) -> EnvWorkers | None:
+    """The env workers `--ray [ADDRESS]` / `--ray-workers` ask for; None without --ray."""
+    if getattr(args, "ray", None) is None:
+        return None
+    return EnvWorkers(args.ray_workers, args.ray or None)
