@@ -150,9 +150,8 @@ def test_the_session_cap_comes_from_the_manifest_variable(manifest_server):
             assert b.reset(seed=1).observation.turn == 0
             # AGENTWORLD_MAX_SESSIONS=2: a third session is refused. The server sends a CAPACITY_REACHED error
             # and closes its WebSocket; which of the two the client sees first depends on timing.
-            with pytest.raises((ConnectionClosed, RuntimeError)) as refused:
-                with AgentWorldClient(base_url=manifest_server).sync() as c:
-                    c.reset(seed=2)
+            with pytest.raises((ConnectionClosed, RuntimeError)) as refused, AgentWorldClient(base_url=manifest_server).sync() as c:
+                c.reset(seed=2)
             assert isinstance(refused.value, ConnectionClosed) or "CAPACITY" in str(refused.value)
         for _ in range(50):  # b closed: room for one again, once the server has seen it go (it may lag the close)
             try:
