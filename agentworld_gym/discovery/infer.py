@@ -125,8 +125,8 @@ def singular(word: str) -> str:
 
 
 def plural(word: str) -> str:
-    if word in _SAME_IN_PLURAL:
-        return word  # news, metadata, species: a table of them has the same name
+    if word in _SAME_IN_PLURAL or word.endswith(("is", "us")):
+        return word  # news, metadata, redis, prometheus: a table of them keeps the name (no 'redises')
     if word.endswith("sis") and len(word) > 4:
         return word[:-2] + "es"  # analysis -> analyses
     if word.endswith("y") and word[-2:-1] not in "aeiou":
