@@ -33,14 +33,9 @@ def tokens(name: str) -> tuple[str, ...]:
     return tuple(w for w in re.split(r"[^a-z0-9]+", name.lower()) if w)
 
 
-_IE_WORDS = frozenset(("movie", "cookie", "zombie", "calorie", "selfie", "rookie", "genie", "tie", "pie", "lie"))
-
-
 def singular(word: str) -> str:
     if word in ("species", "series", "news", "status", "analysis", "data", "media", "metadata"):
         return word
-    if word[:-1] in _IE_WORDS:
-        return word[:-1]  # movies -> movie, not movy
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes")):
