@@ -100,9 +100,11 @@ def is_lorem(value, vocabulary: frozenset[str] | set[str]) -> bool:
     name and an upper-case code are not prose: Faker's filler providers write neither."""
     if not isinstance(value, str):
         return False
-    letters = re.findall(r"[A-Za-z]+", value)
+    letters = [w for w in re.findall(r"[A-Za-z]+", value) if w not in STOPWORDS]
     if len(letters) >= 2 and all(w[0].isupper() for w in letters) or re.fullmatch(r"[A-Z]{2,5}", value.strip()):
-        return False  # a name ('Last Night', 'Capital Report': names are made of everyday words) or a code ('TOWN'), not prose
+        return False  # a name in title case ('Last Night', 'A Study of Dark Matter') or a code ('TOWN'), not prose
+    if re.search(r"(?<![a-z0-9])[a-z]+[0-9][a-z0-9]*(?![a-z0-9])", value.lower()):
+        return False  # a word of letters and digits ('k8s', 'smiles2svg', 'web3') is a name no filler list holds
     words = content_words(value)
     if not words:
         return False
@@ -150,7 +152,8 @@ def domain_words(spec) -> list[str]:
     structure |= {w for t in spec.tables for c in t.columns if c.gen == "choice" for v in c.arg for w in tokens(str(v))}
     words = {singular(w) for w in content_words(" ".join(parts))}
     keep = {w for w in words if len(w) >= 4 and w.isalpha() and w not in _PLAIN and w not in structure and not w.endswith(("ly", "ing", "ed"))}
-    return sorted(keep | {singular(w) for t in spec.tables for w in tokens(t.name) if len(w) >= 3}) or ["record"]
+    # an acronym keeps its s (sms, dns, k8s: 'sm', 'dn' and 'k8' are no words)
+    return sorted(keep | {singular(w) if len(singular(w)) >= 3 else w for t in spec.tables for w in tokens(t.name) if len(w) >= 3}) or ["record"]
 
 
 # ------------------------------------------------------------------------------------------ semantic types

@@ -513,7 +513,8 @@ mute unmute jump dig fly undo pause resume protect unprotect replace decompose p
 # short forms tool names use for the entity the descriptions spell out
 _SHORT = {"doc": "document", "repo": "repository", "db": "database", "msg": "message", "img": "image", "pic": "picture",
           "env": "environment", "desc": "description", "calc": "calculation", "temp": "temperature", "sim": "simulator",
-          "exec": "execution", "stat": "statistic", "param": "parameter", "dir": "directory", "pv": "process_variable"}
+          "exec": "execution", "stat": "statistic", "param": "parameter", "dir": "directory", "pv": "process_variable", "pr": "pull_request",
+          "dev": "developer"}
 
 
 def _stem_of(word: str) -> str:
@@ -553,7 +554,7 @@ def _entity_noun(nouns: list[str], tool: dict, said: set[str], main_noun: str) -
         cands += [_SHORT[w], w] if w in _SHORT else [w]
     for pool in (own, said):
         for w in cands:
-            if _stem_of(w) in pool and len(w) > 2 and not w[0].isdigit():
+            if _stem_of(w.split("_")[-1]) in pool and len(w) > 2 and not w[0].isdigit():
                 return w
     lead = _lead_noun(str(tool.get("description") or ""))
     if lead:

@@ -463,12 +463,13 @@ def refresh_paths(data_dir: Path = DATA, progress: bool = True, journal: str | P
     return {"themes": len(data["themes"]), "tools": st["tools"], "wanted": sum(bool(r["wanted"]) for r in done.values()), "given": added}
 
 
-def replan(row: list, facts: list[list], index: OverlapIndex) -> Source | None:
-    """The Source a pool row is planned from now, when it differs from the one it was built from (None
-    when it is the same): a composed catalog theme whose entities include one its server's words do
-    not call for is composed again from called-for entities only (the first combination < MAX_OVERLAP
-    from every other theme in `index`); a Toucan theme whose tables are now named otherwise (the
-    entity its tools' descriptions name) is rebuilt as it is."""
+def replan(row: list, facts: list[list], index: OverlapIndex, tries: int = 6) -> list[Source] | None:
+    """The Sources a pool row would be planned from now, best first, when they differ from the one it was
+    built from (None when it is the same): a composed catalog theme whose entities include one its
+    server's words do not call for is composed again from called-for entities only (up to `tries`
+    combinations < MAX_OVERLAP from every other theme in `index`; [] when none fits); a Toucan theme whose
+    tables are now named otherwise (the entity its tools' descriptions name), or whose world no longer
+    holds what its tools describe, is rebuilt as it is."""
     from .entities import ENTITIES, _candidates, entities_for, features, humanize_table
     from .pipeline import prepare
 
@@ -478,17 +479,20 @@ def replan(row: list, facts: list[list], index: OverlapIndex) -> Source | None:
         matched = [k for _, k in entities_for(ref["about"], ref["name"])]
         if set(ref["entities"]) <= set(matched):
             return None
+        out = []
         for keys in _candidates(matched):
             if index.nearest(features(keys), skip=row[0])[1] < MAX_OVERLAP:
                 label = ref["label"].split(":")[0] + ": " + ", ".join(humanize_table(ENTITIES[k].table) for k in keys[:3])
-                return Source(ref["name"], "catalog", (), ref["about"], None, f"catalog:{row[0]}", code=row[1], entities=tuple(keys), label=label)
-        return Source(ref["name"], "catalog", (), ref["about"], None, f"catalog:{row[0]}", code=row[1], entities=(), label=ref["label"])  # none fits
+                out.append(Source(ref["name"], "catalog", (), ref["about"], None, f"catalog:{row[0]}", code=row[1], entities=tuple(keys), label=label))
+                if len(out) >= tries:
+                    break
+        return out
     if row[3] == "toucan":
         from .infer import MAX_MISSING_FIELDS
 
         spec = prepare(src, row[0]).spec
         if schema_fingerprint(spec) != row[7] or len((spec.extra or {}).get("missing_fields") or []) > MAX_MISSING_FIELDS:
-            return src  # renamed, or its world no longer holds what its tools describe: rebuilt (and dropped if not ok)
+            return [src]  # renamed, or its world no longer holds what its tools describe: rebuilt (and dropped if not ok)
     return None
 
 
@@ -514,25 +518,26 @@ def refresh_names(data_dir: Path = DATA, progress: bool = True, journal: str | P
             tid = row[0]
             if tid in done or tid in FROZEN:
                 continue
-            src = replan(row, facts, index)
+            srcs = replan(row, facts, index)
             rec: dict = {"id": tid, "action": "same"}
-            if src is not None:
-                res = run_source(src, tid) if src.tools or src.entities else None
-                feats = features_of(res.spec) if res is not None and res.spec else []
-                hit = index.nearest(feats, skip=tid) if feats else ("", 1.0)
-                if res is None:
-                    rec.update(action="dropped", reason="its server's words call for no combination that fits")
-                elif not res.ok:
-                    rec.update(action="dropped", reason=res.reason)
-                elif rule_count(res.spec, res.templates) < MIN_RULES:
-                    rec.update(action="dropped", reason=f"fewer than {MIN_RULES} business rules")
-                elif hit[1] >= MAX_OVERLAP:
-                    rec.update(action="dropped", reason=f"overlaps {hit[0]} ({hit[1]:.2f})")
-                else:
-                    ref = {**row[4], "entities": list(src.entities), "label": src.label} if isinstance(row[4], dict) else row[4]
-                    rec.update(action="replaced", features=feats, row=[tid, row[1], res.spec.label, row[3], ref, [t["name"] for t in res.templates],
-                                                                       round(res.pass_rate, 4), schema_fingerprint(res.spec)])
-                    index.replace(tid, feats)
+            if srcs is not None:
+                rec.update(action="dropped", reason="its server's words call for no combination that fits")
+                for src in srcs:  # the first planned composition that makes an ok theme
+                    res = run_source(src, tid)
+                    feats = features_of(res.spec) if res.spec else []
+                    hit = index.nearest(feats, skip=tid) if feats else ("", 1.0)
+                    if not res.ok:
+                        rec["reason"] = res.reason
+                    elif rule_count(res.spec, res.templates) < MIN_RULES:
+                        rec["reason"] = f"fewer than {MIN_RULES} business rules"
+                    elif hit[1] >= MAX_OVERLAP:
+                        rec["reason"] = f"overlaps {hit[0]} ({hit[1]:.2f})"
+                    else:
+                        ref = {**row[4], "entities": list(src.entities), "label": src.label} if isinstance(row[4], dict) else row[4]
+                        rec = {"id": tid, "action": "replaced", "features": feats,
+                               "row": [tid, row[1], res.spec.label, row[3], ref, [t["name"] for t in res.templates], round(res.pass_rate, 4), schema_fingerprint(res.spec)]}
+                        index.replace(tid, feats)
+                        break
             log.write(json.dumps(rec) + "\n")
             log.flush()
             done[tid] = rec
