@@ -538,6 +538,12 @@ def refresh_names(data_dir: Path = DATA, progress: bool = True, journal: str | P
                                "row": [tid, row[1], res.spec.label, row[3], ref, [t["name"] for t in res.templates], round(res.pass_rate, 4), schema_fingerprint(res.spec)]}
                         index.replace(tid, feats)
                         break
+                if rec["action"] == "dropped" and isinstance(row[4], dict):
+                    # a catalog recipe is rebuilt as it was: with no called-for composition that makes an ok
+                    # theme, the theme stays as it is (its names unmatched) rather than leave the pool
+                    rec = {"id": tid, "action": "same", "kept": rec["reason"]}
+                elif rec["action"] == "dropped":
+                    index.replace(tid, [])  # gone: no longer a neighbour to keep clear of
             log.write(json.dumps(rec) + "\n")
             log.flush()
             done[tid] = rec
