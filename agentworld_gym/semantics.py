@@ -153,7 +153,8 @@ def domain_words(spec) -> list[str]:
     words = {singular(w) for w in content_words(" ".join(parts))}
     keep = {w for w in words if len(w) >= 4 and w.isalpha() and w not in _PLAIN and w not in structure and not w.endswith(("ly", "ing", "ed"))}
     # an acronym keeps its s (sms, dns, k8s: 'sm', 'dn' and 'k8' are no words)
-    return sorted(keep | {singular(w) if len(singular(w)) >= 3 else w for t in spec.tables for w in tokens(t.name) if len(w) >= 3}) or ["record"]
+    return sorted(keep | {singular(w) if len(singular(w)) >= 3 else w for t in spec.tables for w in tokens(t.name)
+                          if len(w) >= 3 and w not in STOPWORDS and singular(w) not in STOPWORDS}) or ["record"]
 
 
 # ------------------------------------------------------------------------------------------ semantic types
@@ -972,6 +973,7 @@ def type_report(spec, conn) -> dict[str, dict]:
     """Per semantic type: {"cells": n, "implausible": n, "examples": [...]} over the built world's typed columns."""
     vocab = theme_vocabulary(spec)
     notes = (spec.extra or {}).get("notes") if isinstance(spec.extra, dict) else None
+    documented = (spec.extra or {}).get("examples") or {} if isinstance(spec.extra, dict) else {}
     out: dict[str, dict] = {}
     for t in spec.tables:
         for c in t.columns:
@@ -981,7 +983,7 @@ def type_report(spec, conn) -> dict[str, dict]:
             rec = out.setdefault(kind, {"cells": 0, "implausible": 0, "examples": []})
             for (v,) in conn.execute(f'SELECT {sql_name(c.name)} FROM {sql_name(t.name)} WHERE {sql_name(c.name)} IS NOT NULL'):
                 rec["cells"] += 1
-                if not plausible(kind, v, vocab):
+                if not plausible(kind, v, vocab) and v not in documented.get(f"{t.name}.{c.name}", ()):  # the server's own examples are real values
                     rec["implausible"] += 1
                     if len(rec["examples"]) < 3:
                         rec["examples"].append(f"{spec.id}:{t.name}.{c.name}={str(v)[:40]!r}")

@@ -517,6 +517,12 @@ _SHORT = {"doc": "document", "repo": "repository", "db": "database", "msg": "mes
           "dev": "developer"}
 
 
+def _stopwords() -> frozenset[str]:
+    from ..semantics import STOPWORDS
+
+    return STOPWORDS
+
+
 def _stem_of(word: str) -> str:
     from ..semantics import stem
 
@@ -549,8 +555,9 @@ def _entity_noun(nouns: list[str], tool: dict, said: set[str], main_noun: str) -
     cands = []
     for w in reversed(nouns):
         w = singular(w)
-        if w in _ACTIONS:
-            continue
+        if w in _ACTIONS or w in _stopwords():
+            continue  # 'getInfoAdminOnly' manages no 'onlies'
+
         cands += [_SHORT[w], w] if w in _SHORT else [w]
     for pool in (own, said):
         for w in cands:
