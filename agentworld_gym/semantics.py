@@ -151,7 +151,8 @@ def domain_words(spec) -> list[str]:
     structure = {w for t in spec.tables for c in t.columns for w in tokens(c.name)}
     structure |= {w for t in spec.tables for c in t.columns if c.gen == "choice" for v in c.arg for w in tokens(str(v))}
     words = {singular(w) for w in content_words(" ".join(parts))}
-    keep = {w for w in words if len(w) >= 4 and w.isalpha() and w not in _PLAIN and w not in structure and not w.endswith(("ly", "ing", "ed"))}
+    keep = {w for w in words if len(w) >= 4 and w.isalpha() and w not in _PLAIN and w not in STOPWORDS and w not in structure
+            and not w.endswith(("ly", "ing", "ed"))}  # 'others' is no domain word either
     # an acronym keeps its s (sms, dns, k8s: 'sm', 'dn' and 'k8' are no words)
     return sorted(keep | {singular(w) if len(singular(w)) >= 3 else w for t in spec.tables for w in tokens(t.name)
                           if len(w) >= 3 and w not in STOPWORDS and singular(w) not in STOPWORDS}) or ["record"]
