@@ -127,8 +127,6 @@ def singular(word: str) -> str:
 def plural(word: str) -> str:
     if word in _SAME_IN_PLURAL or word.endswith(("is", "us")):
         return word  # news, metadata, redis, prometheus: a table of them keeps the name (no 'redises')
-    if word.endswith("sis") and len(word) > 4:
-        return word[:-2] + "es"  # analysis -> analyses
     if word.endswith("y") and word[-2:-1] not in "aeiou":
         return word[:-1] + "ies"
     if word.endswith(("s", "x", "ch", "sh")):
@@ -549,15 +547,15 @@ def _said_stems(name: str, label: str, tools: list[dict]) -> set[str]:
 def _entity_noun(nouns: list[str], tool: dict, said: set[str], main_noun: str) -> str:
     """The entity a tool manages, named as the server's own words name it: the last noun of the tool's
     name that its description (or, failing that, the server's words) uses, its short form spelled out
-    (`get_docs` -> document); else the noun its description leads with; else the server's own noun.
-    A noun no description uses (`sub`, `browser_click`'s `click`) would name a table after nothing."""
+    (`get_docs` -> document); else the noun its description leads with; else (nothing describes it)
+    the tool's own word, or the server's noun for a tool named by an action alone. A noun no description
+    uses (`sub`, `browser_click`'s `click`) would name a table after nothing."""
     own = _text_stems(_tool_text(tool))
     cands = []
     for w in reversed(nouns):
         w = singular(w)
         if w in _ACTIONS or w in _stopwords():
             continue  # 'getInfoAdminOnly' manages no 'onlies'
-
         cands += [_SHORT[w], w] if w in _SHORT else [w]
     for pool in (own, said):
         for w in cands:
