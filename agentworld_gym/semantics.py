@@ -100,9 +100,11 @@ def is_lorem(value, vocabulary: frozenset[str] | set[str]) -> bool:
     name and an upper-case code are not prose: Faker's filler providers write neither."""
     if not isinstance(value, str):
         return False
-    letters = re.findall(r"[A-Za-z]+", value)
+    letters = [w for w in re.findall(r"[A-Za-z]+", value) if w not in STOPWORDS]
     if len(letters) >= 2 and all(w[0].isupper() for w in letters) or re.fullmatch(r"[A-Z]{2,5}", value.strip()):
-        return False  # a name ('Last Night', 'Capital Report': names are made of everyday words) or a code ('TOWN'), not prose
+        return False  # a name in title case ('Last Night', 'A Study of Dark Matter') or a code ('TOWN'), not prose
+    if re.search(r"(?<![a-z0-9])[a-z]+[0-9][a-z0-9]*(?![a-z0-9])", value.lower()):
+        return False  # a word of letters and digits ('k8s', 'smiles2svg', 'web3') is a name no filler list holds
     words = content_words(value)
     if not words:
         return False
@@ -149,8 +151,11 @@ def domain_words(spec) -> list[str]:
     structure = {w for t in spec.tables for c in t.columns for w in tokens(c.name)}
     structure |= {w for t in spec.tables for c in t.columns if c.gen == "choice" for v in c.arg for w in tokens(str(v))}
     words = {singular(w) for w in content_words(" ".join(parts))}
-    keep = {w for w in words if len(w) >= 4 and w.isalpha() and w not in _PLAIN and w not in structure and not w.endswith(("ly", "ing", "ed"))}
-    return sorted(keep | {singular(w) for t in spec.tables for w in tokens(t.name) if len(w) >= 3}) or ["record"]
+    keep = {w for w in words if len(w) >= 4 and w.isalpha() and w not in _PLAIN and w not in STOPWORDS and w not in structure
+            and not w.endswith(("ly", "ing", "ed"))}  # 'others' is no domain word either
+    # (an acronym table word is cut like a plural, 'sms' -> 'sm': kept, because the frozen held-out worlds are drawn from it)
+    return sorted(keep | {singular(w) for t in spec.tables for w in tokens(t.name)
+                          if len(w) >= 3 and w not in STOPWORDS and singular(w) not in STOPWORDS}) or ["record"]
 
 
 # ------------------------------------------------------------------------------------------ semantic types
@@ -969,6 +974,7 @@ def type_report(spec, conn) -> dict[str, dict]:
     """Per semantic type: {"cells": n, "implausible": n, "examples": [...]} over the built world's typed columns."""
     vocab = theme_vocabulary(spec)
     notes = (spec.extra or {}).get("notes") if isinstance(spec.extra, dict) else None
+    documented = (spec.extra or {}).get("examples") or {} if isinstance(spec.extra, dict) else {}
     out: dict[str, dict] = {}
     for t in spec.tables:
         for c in t.columns:
@@ -978,7 +984,7 @@ def type_report(spec, conn) -> dict[str, dict]:
             rec = out.setdefault(kind, {"cells": 0, "implausible": 0, "examples": []})
             for (v,) in conn.execute(f'SELECT {sql_name(c.name)} FROM {sql_name(t.name)} WHERE {sql_name(c.name)} IS NOT NULL'):
                 rec["cells"] += 1
-                if not plausible(kind, v, vocab):
+                if not plausible(kind, v, vocab) and v not in documented.get(f"{t.name}.{c.name}", ()):  # the server's own examples are real values
                     rec["implausible"] += 1
                     if len(rec["examples"]) < 3:
                         rec["examples"].append(f"{spec.id}:{t.name}.{c.name}={str(v)[:40]!r}")

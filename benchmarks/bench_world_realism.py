@@ -137,9 +137,10 @@ def table_names_match(spec, said: str) -> list[bool]:
 
 
 def said_of(tid: str, row, facts, spec_dict: dict) -> str:
-    """What a theme says it is: id, title and label; a catalog theme's server description; a Toucan
+    """What a theme says it is: id, title and label (a catalog theme's category only); a catalog theme's server description; a Toucan
     theme's tools' own descriptions; a flagship's description and its tools' docstrings."""
-    parts = [tid, spec_dict["title"], spec_dict["label"]]
+    # a composed catalog theme's label lists its own tables ("category: a, b, c"): only the category is what it says
+    parts = [tid, spec_dict["title"], spec_dict["label"].split(":")[0] if row is not None and isinstance(row[4], dict) else spec_dict["label"]]
     if row is None:
         from agentworld_gym.envs import get_theme
 

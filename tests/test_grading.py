@@ -217,8 +217,8 @@ def test_the_gold_reply_of_every_rule_task_shape_passes(shape):
     from agentworld_gym.policies import OraclePolicy, run_episode
     from agentworld_gym.synthesis.rules import synthesize_rule_task
 
-    theme = get_theme("sparcaroo")
-    env = AgentWorldEnv("sparcaroo")
+    theme = get_theme("video-overlay-kit")
+    env = AgentWorldEnv("video-overlay-kit")
     seen = 0
     for seed in range(40):
         try:  # levels 1-2: a refusal (even seeds) or its allowed twin (odd); level 3: a path task

@@ -20,7 +20,7 @@ from agentworld_gym.world import open_copy
 KIND_THEMES = {
     "terminal": "a11y-mcp", "unchanged": "12306-mcp-server", "children": "task-manager",
     "ownership": "firestore-server", "balance": "ccxt-cryptocurrency-exchange-server", "nonneg": "add-test",
-    "textcap": "memory-bank", "unique": "hotel-booking-server", "references": "alpha-vantage-mcp",
+    "textcap": "memory-bank", "unique": "gmail-mcp", "references": "youtube-knowledge-assistant",
 }
 MARKS = {"ref": "references"}
 
@@ -99,7 +99,7 @@ def test_refusal_task_needs_the_looked_up_fact_and_an_unchanged_world(theme_id):
     assert not any(verify(task, a, None, untouched=True).passed for a in cheap_answers(theme, task))
 
 
-PATH_THEME = "bluesky-context-server"  # a composed theme given its removal-path tools by `pool --refresh-paths`
+PATH_THEME = "video-overlay-kit"  # a composed theme given its removal-path tools by `pool --refresh-paths`
 
 
 def test_path_task_removes_the_children_first_and_the_direct_delete_is_refused():
@@ -138,7 +138,7 @@ def test_refresh_paths_adds_the_whole_path_and_leaves_held_out_themes_alone(tmp_
 
     row = list(catalog._ROWS[PATH_THEME])
     frozen = list(catalog._ROWS[sorted(FROZEN)[0]])
-    before = [*row[:5], [n for n in row[5] if not n.startswith(("delete_", "list_social_posts"))], *row[6:]]
+    before = [*row[:5], [n for n in row[5] if not n.startswith(("delete_", "list_videos"))], *row[6:]]
     assert len(before[5]) < len(row[5])
     (tmp_path / FACTS).symlink_to(DATA / FACTS)
     (tmp_path / INDEX).write_text(json.dumps({"version": 1, "stats": {}, "themes": [before, frozen]}))

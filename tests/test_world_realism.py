@@ -201,3 +201,50 @@ def test_a_spec_describing_fields_no_column_can_hold_is_not_ok():
     missing = {f for _, f in res.spec.extra["missing_fields"]}
     assert {"incantation", "glyph", "aura", "resonance", "mana"} <= missing
     assert not res.ok and "described fields found no column" in res.reason
+
+
+# ------------------------------------------------------------------------------ names match content (issue 34 item 3)
+
+
+def _tool(name, description, **params):
+    return {"name": name, "description": description,
+            "parameters": {"type": "object", "properties": {p: {"type": t} for p, t in params.items()}, "required": list(params)}}
+
+
+def test_tables_are_named_after_the_entity_the_tools_descriptions_name():
+    from agentworld_gym.discovery.infer import infer_from_tools
+
+    tools = [_tool("browser_click", "Click an element on the page", selector="string"),
+             _tool("navigate", "Navigate to a URL", url="string"),
+             _tool("sub", "Subtract two numbers", a="number", b="number"),
+             _tool("get_docs", "Read the documents of a project", doc_id="string"),
+             _tool("get_pr", "Get a pull request of a repository", pr_id="string"),
+             _tool("gdb_set_breakpoint", "", line="integer")]  # nothing describes it: the tool's own word stays
+    draft, _, _ = infer_from_tools("Browser Kit", tools, code="L2-01", theme_id="browser-kit", label="browser", source="tools")
+    names = {t.name for t in draft.tables}
+    assert {"elements", "urls", "numbers", "documents", "pull_requests", "breakpoints"} <= names, names
+    assert not names & {"clicks", "navigates", "subs", "docs", "prs"}, names
+
+
+def test_plural_keeps_words_that_have_no_other_plural():
+    from agentworld_gym.discovery.infer import plural, singular
+
+    assert [plural(w) for w in ("news", "metadata", "redis", "radius", "flight", "category")] == ["news", "metadata", "redis", "radius", "flights", "categories"]
+    assert singular("movies") == "movie" and singular("categories") == "category"
+
+
+def test_catalog_compositions_hold_only_called_for_entities():
+    from agentworld_gym.discovery.entities import ENTITIES, _candidates, entities_for
+
+    matched = [k for _, k in entities_for("Review pull requests and code reviews, and comment on issues.", "review-bot")]
+    combos = _candidates(matched)
+    assert combos and all(set(c) <= set(matched) for c in combos)
+    assert "repositories" not in matched and all("repositories" not in c for c in combos)  # the parent nobody asked for stays out
+    assert all(len({ENTITIES[k].table for k in c}) == len(c) for c in combos)
+
+
+def test_filler_rule_reads_names_with_digits_and_title_case_with_small_words():
+    vocab = frozenset()
+    assert not semantics.is_lorem("k8s-worker", vocab) and not semantics.is_lorem("support smiles2svg", vocab)
+    assert not semantics.is_lorem("A Study of Dark Matter", vocab)
+    assert semantics.is_lorem("sm-store", vocab) and semantics.is_lorem("Store 2", vocab)  # one filler word stays filler

@@ -343,22 +343,20 @@ def entities_for(text: str, name: str) -> list[tuple[int, str]]:
 
 
 def _candidates(matched: list[str]) -> list[tuple[str, ...]]:
-    """Combinations to try, most called-for first: 3-5 tables with distinct names, parents pulled in."""
+    """Combinations to try, most called-for first: 3-5 tables with distinct names (2 when the words call
+    for only 2), each one an entity the server's words call for. A parent the words do not call for is
+    not pulled in (a child whose parent is absent has no foreign key): a theme holds only what its
+    server says it manages."""
     out = []
     top = matched[:7]
-    for size in (4, 3, 5):
+    for size in (4, 3, 5, 2):
         for combo in itertools.combinations(top, min(size, len(top))):
-            keys = list(combo)
-            for k in combo:  # a child brings its first parent when it has room
-                ps = ENTITIES[k].parents
-                if ps and not any(p in keys for p in ps) and len(keys) < 5:
-                    keys.append(ps[0])
-            tables = [ENTITIES[k].table for k in keys]
-            if len(set(tables)) == len(tables) and len(keys) >= 3:
-                out.append(tuple(keys))
+            tables = [ENTITIES[k].table for k in combo]
+            if len(set(tables)) == len(tables) and len(combo) >= min(3, len(set(ENTITIES[k].table for k in matched))):
+                out.append(tuple(combo))
             if len(out) >= 40:
-                return out
-    return out
+                return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out))
 
 
 def plan_catalog(profiles: Path, index, used: set[str], target: int = 1400, limit: int | None = None, covered=(), fill: int = 5):

@@ -109,7 +109,12 @@ def parse_field(token: str) -> Column:
 
 # ------------------------------------------------------------------------------------------ names
 
+_IE_WORDS = frozenset(("movie", "cookie", "zombie", "calorie", "selfie", "rookie", "genie", "tie", "pie", "lie"))
+
+
 def singular(word: str) -> str:
+    if word[:-1] in _IE_WORDS:
+        return word[:-1]  # movies -> movie, not movy
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes")):
@@ -120,6 +125,8 @@ def singular(word: str) -> str:
 
 
 def plural(word: str) -> str:
+    if word in _SAME_IN_PLURAL or word.endswith(("is", "us")):
+        return word  # news, metadata, redis, prometheus: a table of them keeps the name (no 'redises')
     if word.endswith("y") and word[-2:-1] not in "aeiou":
         return word[:-1] + "ies"
     if word.endswith(("s", "x", "ch", "sh")):
@@ -408,8 +415,9 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
 
     cat = taxonomy.L2[code]
     server_words = {singular(w) for w in words_of(name)} | set(words_of(name))
-    named = [singular(w) for w in words_of(name) if w not in _STOP and w not in _VERB_OF and w not in _GENERIC and len(w) > 2]
-    main_noun = named[-1] if named else "record"
+    said = _said_stems(name, label, tools)
+    named = [singular(w) for w in words_of(name) if w not in _STOP and w not in _VERB_OF and w not in _GENERIC and w not in _ACTIONS and len(w) > 2]
+    main_noun = next((w for w in reversed(named) if _stem_of(w) in said), named[-1] if named else "record")
     draft = ThemeDraft(id=theme_id, title=title or name, category=taxonomy.L1[cat.parent].name, subcategory=cat.name, label=label,
                        source=source, description=f"You help users of {title or name}, a {label} service, with its records.")
     skipped: list[Skipped] = []
@@ -436,7 +444,7 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
         nouns = [w for w in words if w not in server_words] or words  # a server's own name says least
         if len(nouns) > 1 and singular(nouns[-1]) in _MEDIA and singular(nouns[-2]) in (tool.get("description") or "").lower():
             nouns = nouns[:-1]  # send_reminder_email sends a reminder: the record is the reminder, email is how it goes
-        noun = singular(nouns[-1]) if nouns else main_noun
+        noun = _entity_noun(nouns, tool, said, main_noun)
         ids = [p for p in props if is_id_param(p) and simple_type(props[p])[0] in ("string", "integer", "number")]
         own = [p for p in ids if noun_of(p) in (noun, "") or humanize(p) in _ID_NAMES]
         key = (own or (ids[:1] if kind in ("get", "update", "delete", "cancel", "transfer") else []))[:1]
@@ -491,6 +499,99 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
     draft.tables = _topological(draft.tables)
     place_described_fields(draft, plans)
     return draft, templates, skipped
+
+
+# ------------------------------------------------------------------------------------------ entity nouns
+
+# actions a tool name may start or end with that are not in VERBS (they do not choose a template
+# kind) and never name the entity the tool manages: `browser_click`, `navigate`, `gdb_step`
+_ACTIONS = frozenset("""navigate click hover press scroll drag type wait back forward tap swipe select attach continue finish step
+next take sell assess remember convert echo ping hello greet initialize init exec execute run render restart logout login follow unfollow
+mute unmute jump dig fly undo pause resume protect unprotect replace decompose parse optimize collect reload go use do get need""".split())
+# short forms tool names use for the entity the descriptions spell out
+_SHORT = {"doc": "document", "repo": "repository", "db": "database", "msg": "message", "img": "image", "pic": "picture",
+          "env": "environment", "desc": "description", "calc": "calculation", "temp": "temperature", "sim": "simulator",
+          "exec": "execution", "stat": "statistic", "param": "parameter", "dir": "directory", "pv": "process_variable", "pr": "pull_request",
+          "dev": "developer"}
+
+
+def _stopwords() -> frozenset[str]:
+    from ..semantics import STOPWORDS
+
+    return STOPWORDS
+
+
+def _stem_of(word: str) -> str:
+    from ..semantics import stem
+
+    return stem(singular(word))
+
+
+def _text_stems(text: str) -> set[str]:
+    """The stems of a text's words (what a table name must share one of to be named after what it says)."""
+    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text or "").lower()
+    return {_stem_of(w) for w in re.findall(r"[a-z][a-z0-9]+", text) if len(w) > 2}
+
+
+def _tool_text(tool: dict) -> str:
+    props = (tool.get("parameters") or {}).get("properties") if isinstance(tool.get("parameters"), dict) else None
+    params = [str(s.get("description") or "") for s in (props or {}).values() if isinstance(s, dict)]
+    return " ".join([str(tool.get("description") or ""), *params])
+
+
+def _said_stems(name: str, label: str, tools: list[dict]) -> set[str]:
+    """What a server says it holds: its name, its label, its tools' and parameters' own descriptions."""
+    return _text_stems(" ".join([name, label, *(_tool_text(t) for t in tools)]))
+
+
+def _entity_noun(nouns: list[str], tool: dict, said: set[str], main_noun: str) -> str:
+    """The entity a tool manages, named as the server's own words name it: the last noun of the tool's
+    name that its description (or, failing that, the server's words) uses, its short form spelled out
+    (`get_docs` -> document); else the noun its description leads with; else (nothing describes it)
+    the tool's own word, or the server's noun for a tool named by an action alone. A noun no description
+    uses (`sub`, `browser_click`'s `click`) would name a table after nothing."""
+    own = _text_stems(_tool_text(tool))
+    cands = []
+    for w in reversed(nouns):
+        w = singular(w)
+        if w in _ACTIONS or w in _stopwords():
+            continue  # 'getInfoAdminOnly' manages no 'onlies'
+        cands += [_SHORT[w], w] if w in _SHORT else [w]
+    for pool in (own, said):
+        for w in cands:
+            if _stem_of(w.split("_")[-1]) in pool and len(w) > 2 and not w[0].isdigit():
+                return w
+    lead = _lead_noun(str(tool.get("description") or ""))
+    if lead:
+        return lead
+    return cands[0] if cands else main_noun  # nothing describes it: the tool's own word, as before
+
+
+_DETERMINERS = frozenset("a an the all each every one two some any of its their your his her this these".split())
+_NOT_NOUN = ("ly", "ed", "ing", "ous", "ive", "ful", "able", "ible", "est")
+
+
+def _lead_noun(text: str) -> str | None:
+    """The first noun the description puts after a determiner ('Subtract two numbers' -> number,
+    'Click an element on the page' -> element), adjectives it knows of skipped; None when there is none."""
+    toks = re.findall(r"[a-z][a-z0-9]*", text.lower().split(".")[0])
+    for i, w in enumerate(toks[:-1]):
+        if w not in _DETERMINERS:
+            continue
+        for nxt in toks[i + 1: i + 4]:
+            if nxt in _DESCRIPTION_FILLER or nxt in _FIELD_STOP or nxt in _DETERMINERS:
+                continue
+            if len(nxt) < 3 or nxt in _STOP or nxt in _VERB_OF or nxt in _ACTIONS or nxt in _GENERIC or nxt.endswith(_NOT_NOUN):
+                break
+            return singular(nxt)
+    return None
+
+
+# words a description leads with that are not the entity (the first noun after them is)
+_DESCRIPTION_FILLER = frozenset("""this that these those which what when where there their them then than with without into onto from
+about over under between within using given specified provided specific based each every some many more most other another such
+current available multiple single several certain only also just about returns return gets given previous first last
+new old full entire whole specific optional random basic simple different same various top latest recent""".split())
 
 
 # ------------------------------------------------------------------------------------------ described fields

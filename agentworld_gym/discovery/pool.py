@@ -296,6 +296,17 @@ class OverlapIndex:
         self.sets.append(s)
         self.ids.append(tid)
 
+    def replace(self, tid: str, feats) -> None:
+        """Give entry `tid` a new set (a re-planned theme), or add it when it is not in the index."""
+        if tid not in self.ids:
+            return self.add(tid, feats)
+        j = self.ids.index(tid)
+        for f in self.sets[j]:
+            self.postings[f].remove(j)
+        self.sets[j] = set(feats)
+        for f in self.sets[j]:
+            self.postings.setdefault(f, []).append(j)
+
     def nearest(self, feats, skip: str = "") -> tuple[str, float]:
         """(id, Jaccard) of the closest set; `skip`: an id to leave out (the set's own entry)."""
         s = set(feats)
@@ -452,6 +463,108 @@ def refresh_paths(data_dir: Path = DATA, progress: bool = True, journal: str | P
     return {"themes": len(data["themes"]), "tools": st["tools"], "wanted": sum(bool(r["wanted"]) for r in done.values()), "given": added}
 
 
+def replan(row: list, facts: list[list], index: OverlapIndex, tries: int = 6) -> list[Source] | None:
+    """The Sources a pool row would be planned from now, best first, when they differ from the one it was
+    built from (None when it is the same): a composed catalog theme whose entities include one its
+    server's words do not call for is composed again from called-for entities only (up to `tries`
+    combinations < MAX_OVERLAP from every other theme in `index`; [] when none fits); a Toucan theme whose
+    tables are now named otherwise (the entity its tools' descriptions name), or whose world no longer
+    holds what its tools describe, is rebuilt as it is."""
+    from .entities import ENTITIES, _candidates, entities_for, features, humanize_table
+    from .pipeline import prepare
+
+    src = recipe_source(row, facts)
+    if isinstance(row[4], dict):
+        ref = row[4]
+        matched = [k for _, k in entities_for(ref["about"], ref["name"])]
+        if set(ref["entities"]) <= set(matched):
+            return None
+        out = []
+        for keys in _candidates(matched):
+            if index.nearest(features(keys), skip=row[0])[1] < MAX_OVERLAP:
+                label = ref["label"].split(":")[0] + ": " + ", ".join(humanize_table(ENTITIES[k].table) for k in keys[:3])
+                out.append(Source(ref["name"], "catalog", (), ref["about"], None, f"catalog:{row[0]}", code=row[1], entities=tuple(keys), label=label))
+                if len(out) >= tries:
+                    break
+        return out
+    if row[3] == "toucan":
+        from .infer import MAX_MISSING_FIELDS
+
+        spec = prepare(src, row[0]).spec
+        if schema_fingerprint(spec) != row[7] or len((spec.extra or {}).get("missing_fields") or []) > MAX_MISSING_FIELDS:
+            return [src]  # renamed, or its world no longer holds what its tools describe: rebuilt (and dropped if not ok)
+    return None
+
+
+def refresh_names(data_dir: Path = DATA, progress: bool = True, journal: str | Path | None = None) -> dict:
+    """Re-plan an existing index so names match contents (issue 34) without a full rebuild: each theme
+    `replan` changes is run through the pipeline again and its row replaced when it is still ok (>=
+    MIN_RULES rules, < MAX_OVERLAP from every other theme), else dropped; the other rows and the held-out
+    suites' themes (FROZEN) stay as they are. Resumable (JSONL journal, one line per theme)."""
+    from tqdm import tqdm
+
+    from .pipeline import MIN_RULES, prepare, rule_count, run_source, write_json_atomic
+
+    data, journal, done = _refresh_journal(data_dir, "names", journal)
+    facts = load_facts(data_dir)
+    index = OverlapIndex(flagship_features())
+    for row in tqdm(data["themes"], desc="names: features", unit="theme", disable=not progress):
+        index.add(row[0], features_of(prepare(recipe_source(row, facts), row[0]).spec))
+    for tid, rec in done.items():  # resumed: the re-planned themes' sets as they are now
+        if rec.get("features"):
+            index.replace(tid, rec["features"])
+    with journal.open("a", encoding="utf-8") as log:
+        for row in tqdm(data["themes"], desc="names: re-plan", unit="theme", disable=not progress):
+            tid = row[0]
+            if tid in done or tid in FROZEN:
+                continue
+            srcs = replan(row, facts, index)
+            rec: dict = {"id": tid, "action": "same"}
+            if srcs is not None:
+                rec.update(action="dropped", reason="its server's words call for no combination that fits")
+                for src in srcs:  # the first planned composition that makes an ok theme
+                    res = run_source(src, tid)
+                    feats = features_of(res.spec) if res.spec else []
+                    hit = index.nearest(feats, skip=tid) if feats else ("", 1.0)
+                    if not res.ok:
+                        rec["reason"] = res.reason
+                    elif rule_count(res.spec, res.templates) < MIN_RULES:
+                        rec["reason"] = f"fewer than {MIN_RULES} business rules"
+                    elif hit[1] >= MAX_OVERLAP:
+                        rec["reason"] = f"overlaps {hit[0]} ({hit[1]:.2f})"
+                    else:
+                        ref = {**row[4], "entities": list(src.entities), "label": src.label} if isinstance(row[4], dict) else row[4]
+                        rec = {"id": tid, "action": "replaced", "features": feats,
+                               "row": [tid, row[1], res.spec.label, row[3], ref, [t["name"] for t in res.templates], round(res.pass_rate, 4), schema_fingerprint(res.spec)]}
+                        index.replace(tid, feats)
+                        break
+                if rec["action"] == "dropped" and isinstance(row[4], dict):
+                    # a catalog recipe is rebuilt as it was: with no called-for composition that makes an ok
+                    # theme, the theme stays as it is (its names unmatched) rather than leave the pool
+                    rec = {"id": tid, "action": "same", "kept": rec["reason"]}
+                elif rec["action"] == "dropped":
+                    index.replace(tid, [])  # gone: no longer a neighbour to keep clear of
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            done[tid] = rec
+    themes, dropped, replaced = [], [], 0
+    for row in data["themes"]:
+        rec = done.get(row[0], {})
+        if rec.get("action") == "replaced":
+            themes.append(rec["row"])
+            replaced += 1
+        elif rec.get("action") == "dropped":
+            dropped.append(row[0])
+        else:
+            themes.append(row)
+    data["themes"] = themes
+    st = data["stats"]
+    st.update(themes=len(themes), tools=sum(len(t[5]) for t in themes), fingerprints=len({t[7] for t in themes}),
+              dropped=st.get("dropped", 0) + len(dropped), replanned_names=replaced, dropped_on_replan=sorted(dropped))
+    write_json_atomic(data_dir / INDEX, data)
+    return {"themes": len(themes), "tools": st["tools"], "replaced": replaced, "dropped": len(dropped)}
+
+
 def grow_catalog(extra: int, data_dir: Path = DATA, profiles: str | Path | None = None, progress: bool = True,
                  codes: tuple[str, ...] = ()) -> dict:
     """Top an existing index up with `extra` more composed catalog themes, planned and built exactly as
@@ -508,7 +621,7 @@ def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     return removed
 
 
-if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-rules | --refresh-paths | --grow N | --profiles SRC]
+if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-names | --refresh-rules | --refresh-paths | --grow N | --profiles SRC]
     import sys
 
     if sys.argv[1:2] == ["--profiles"]:  # --profiles SRC: derive envs/data's profile facts from the full TensorBlock catalogue
@@ -517,6 +630,8 @@ if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JS
         print(write_profile_facts(sys.argv[2]), "profiles kept")
     elif sys.argv[1:] == ["--refresh-paths"]:
         print(json.dumps(refresh_paths(), indent=1))
+    elif sys.argv[1:] == ["--refresh-names"]:
+        print(json.dumps(refresh_names(), indent=1))
     elif sys.argv[1:] == ["--refresh-rules"]:
         print(json.dumps(refresh_rules(), indent=1))
     elif sys.argv[1:2] == ["--grow"]:  # --grow N [L2-33,L2-34]: N more composed catalog themes (per listed L2 category)
