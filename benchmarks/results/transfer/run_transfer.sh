@@ -19,7 +19,7 @@ stage() {  # stage OUTPUT COMMAND...: run COMMAND unless OUTPUT exists; log "out
   local out=$1; shift
   [[ -e $out ]] && return 0
   local t=$SECONDS; local log=${out//\//_}; "$@" > "$R/logs/${log}.log" 2>&1; local rc=$?
-  printf '%s\t%s\trc=%s\t%s\n' "$out" "$((SECONDS - t))" "$rc" "$*" >> $R/wall_times.tsv
+  printf '%s\t%s\trc=%s\t%s\n' "$out" "$((SECONDS - t))" "$rc" "$*" >> $R/train_wall_times.tsv
   return $rc
 }
 themes() {  # themes N SEED: the first N of a seeded permutation of the clean pool
@@ -43,15 +43,26 @@ evaluate() {  # evaluate STAGE_ARGS...: every suite of the stages given (transfe
   $PY benchmarks/transfer.py --suites heldout --episodes 40 "$@" &&
   $PY benchmarks/transfer.py --suites tau2 --episodes 12 "$@"
 }
+# SFT budget and theme count (defaults: this CPU run); the issue's full design on a GPU, e.g.
+#   DEVICE=cuda DIALOGUES=512 run_transfer.sh sft 0 1 2        -> runs/transfer/sft64e512-s<seed>
+#   DEVICE=cuda DIALOGUES=512 NTHEMES=1 run_transfer.sh sft 0 1 2   (the diversity control: 1, 64, 512 themes)
+#   DEVICE=cuda run_transfer.sh grpo sft64e512 0 1 2             -> runs/transfer/sft64e512_grpo-s<seed>
+DIALOGUES=${DIALOGUES:-64} NTHEMES=${NTHEMES:-64} DEVICE=${DEVICE:-cpu}
 case ${1:-} in
   sft) shift
     for s in "$@"; do
-      dir=$W/sft64-s$s
-      stage $dir/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $dir --themes "$(themes 64 "$s")" \
-        --n-examples 64 --batch-size 4 --micro-batch 1 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --task-kind graph \
-        --save-every 4 --seed "$s" --device cpu --no-progress
+      dir=$W/sft$NTHEMES; [[ $DIALOGUES != 64 ]] && dir+=e$DIALOGUES; dir+=-s$s
+      stage $dir/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $dir --themes "$(themes "$NTHEMES" "$s")" \
+        --n-examples "$DIALOGUES" --batch-size 4 --micro-batch 1 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --task-kind graph \
+        --save-every 4 --seed "$s" --device "$DEVICE" --no-progress
+    done ;;
+  grpo) from=$2; shift 2  # reproduce_v2/run_grpo.sh's 12-step l12 recipe on the SFT stage's themes (the best held-out point so far, inside the noise of SFT)
+    for s in "$@"; do
+      stage $W/${from}_grpo-s$s/final/config.json "${AW[@]}" train grpo --model $W/$from-s$s/final --out-dir $W/${from}_grpo-s$s \
+        --steps 12 --group-size 4 --tasks-per-step 4 --lr 2e-5 --kl-coef 0.01 --max-new-tokens 48 --max-turns 4 --save-every 2 \
+        --micro-batch 2 --difficulties 1,2 --themes "$(themes "$NTHEMES" "$s")" --seed "$s" --device "$DEVICE" --no-progress
     done ;;
   eval) shift
     evaluate "$@" ;;
-  *) sed -n '2,10p' "$0"; exit 2 ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
 esac
