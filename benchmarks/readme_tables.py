@@ -419,7 +419,7 @@ def transfer_table() -> list[str]:
         suite = r["suite"] + (f" ({r['mode']})" if r.get("mode") else "")
         if r["suite"] == "bfcl" and r.get("bfcl_v4_overall", {}).get("accuracy") is not None:
             v4 = r["bfcl_v4_overall"]
-            suite += f"; V4-weighted {pct(v4['accuracy'])} [{pct(v4['ci95'][0])}, {pct(v4['ci95'][1])}]"
+            suite += f"; V4-weighted {pct(v4['accuracy'])} over {', '.join(v4['groups'])}"  # its normal interval is in summary.json
         null = nulls.get(r["suite"])
         null_text = f"{pct(null['success'])} {null['name']} [{pct(null['ci95'][0])}, {pct(null['ci95'][1])}]" if null else "-"
         seeds = ", ".join(map(str, r["seeds"])) if r["seeds"] else "-"

@@ -19,9 +19,16 @@ import transfer  # noqa: E402
 def main() -> None:
     from agentworld_gym.bench import _row, best_null
 
+    files = sorted(HERE.glob("parts/g*/runs/*/*/bfcl.json"))
+    runs_of = {(f.parent.parent.name, f.parent.name) for f in files}
+    groups = {g.name for g in HERE.glob("parts/g*")}
+    done = sorted(g for g in groups if all((HERE / "parts" / g / "runs" / st / sd / "bfcl.json").exists() for st, sd in runs_of))
+    if len(done) < len(groups):  # every stage on the same items: a group some stage has not finished is left out
+        print(f"left out (not finished by every stage): {sorted(groups - set(done))}")
     parts: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for f in sorted(HERE.glob("parts/g*/runs/*/*/bfcl.json")):
-        parts[(f.parent.parent.name, f.parent.name)].append(json.loads(f.read_text()))
+    for f in files:
+        if f.parents[3].name in done:
+            parts[(f.parent.parent.name, f.parent.name)].append(json.loads(f.read_text()))
     for (stage, seed_dir), runs in sorted(parts.items()):
         merged = dict(runs[0])
         merged["items"] = [x for r in runs for x in r["items"]]

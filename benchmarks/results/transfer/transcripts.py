@@ -1,7 +1,7 @@
 """Why a stage wins or loses on BFCL: each stage's reply to the same items, beside its verdict, with the reply's
 shape (plain text, one call, a list of calls, a `submit` call: this suite's finishing habit).
 
-    .venv/bin/python benchmarks/results/transfer/transcripts.py --per-category 1 \
+    .venv/bin/python benchmarks/results/transfer/transcripts.py --per-category 1 --only simple_python,multiple,parallel \
         untrained=smollm2-135m sft32-s0=hf:runs/transfer/sft32-s0/final > benchmarks/results/transfer/transcripts.md
 """
 
@@ -31,18 +31,21 @@ def shape(text: str, names: set[str]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("stages", nargs="+", help="NAME=POLICY_SPEC")
-    ap.add_argument("--episodes", type=int, default=48, help="the measured subset (transfer.py --episodes)")
-    ap.add_argument("--categories", default="simple_python,simple_java,simple_javascript,multiple,parallel,parallel_multiple,"
-                    "live_simple,live_multiple,live_parallel,live_parallel_multiple,irrelevance,live_irrelevance")
+    ap.add_argument("--episodes", type=int, default=9, help="the measured subset of each group (transfer.py --episodes)")
+    ap.add_argument("--groups", default="simple_python,simple_java,simple_javascript;multiple,parallel,parallel_multiple;"
+                    "live_simple,live_multiple,live_parallel;live_parallel_multiple,irrelevance,live_irrelevance",
+                    help="the category groups of run_bfcl_parts.sh, ';' between groups")
+    ap.add_argument("--only", default="", help="comma-separated categories to show (default: all)")
     ap.add_argument("--per-category", type=int, default=1)
     ap.add_argument("--max-new-tokens", type=int, default=128)
     args = ap.parse_args()
     from agentworld_gym import bench, bfcl
 
-    suite = bench.bfcl_suite(args.episodes, 0, None, args.categories.split(","))
+    only = set(args.only.split(",")) - {""}
+    measured = [x for g in args.groups.split(";") for x in bench.bfcl_suite(args.episodes, 0, None, g.split(",")).items]
     items, seen = [], {}
-    for x in suite.items:  # the first items of each category in the measured subset
-        if seen.get(x["category"], 0) < args.per_category:
+    for x in measured:  # the first items of each category in the measured subset
+        if (not only or x["category"] in only) and seen.get(x["category"], 0) < args.per_category:
             items.append(x)
             seen[x["category"]] = seen.get(x["category"], 0) + 1
     print(f"# BFCL replies on {len(items)} of the measured items ({args.per_category} per category), greedy\n")
