@@ -57,7 +57,7 @@ def main() -> None:
     counts: dict[str, dict[str, int]] = {n: {} for n in replies}
     for i, x in enumerate(items):
         names = {f.get("name") for f in x["functions"]}
-        print(f"## {x['id']} ({x['category']})\n\nquestion: {json.dumps(x['question'][-1][-1]['content'] if x.get('question') else '')[:300]}\n")
+        print(f"## {x['id']} ({x['category']})\n\nquestion: {json.dumps(x['question'][-1]['content'])[:300]}\n")
         for name, rs in replies.items():
             s = shape(rs[i], names)
             counts[name][s] = counts[name].get(s, 0) + 1
