@@ -17,6 +17,7 @@ Where each block lives (BLOCKS below):
                       mcp_latency.json, rollout_throughput_slots*.json
   docs/training.md    ppo-table: ppo_candidates.json (ppo_candidates.py)
   docs/robustness.md  fuzz-tables: fuzz_step.json (fuzz_step.py)
+  docs/reproduction.md  transfer-table: results/transfer/summary.json (transfer.py)
 
 --check exits 1 when a page or the report is out of date instead of writing them.
 """
@@ -403,6 +404,40 @@ def fuzz_table() -> list[str]:
             f"episode's step timed beside them; observation {ep['final_observation_chars']:,} characters (the window)."]
 
 
+def transfer_table() -> list[str]:
+    """Every transfer stage on BFCL, tau2 and the held-out suite in one harness (transfer.py's summary.json)."""
+    if (tr := _json("transfer/summary.json")) is None:
+        return ["(no transfer/summary.json yet)"]
+    rows = sorted(tr["stages"], key=lambda r: (r["suite"], r["name"] != "untrained", r["name"]))
+    nulls = {r["suite"]: r["best_null"] for r in rows if r["name"] == "untrained" and "best_null" in r}
+    lines = ["Scored by `benchmarks/transfer.py` (one harness, greedy; the same items for every stage; setup and reductions in "
+             "`benchmarks/results/transfer/README.md`). Mean over training seeds, each seed's value, the 95% Wilson interval "
+             "of every item of every seed pooled, and the best null baseline on the same items.", "",
+             "| stage | suite | seeds | success (mean) | per seed | pooled 95% interval (items) | best null [95%] |",
+             "|---|---|---:|---:|---|---|---|"]
+    for r in rows:
+        suite = r["suite"] + (f" ({r['mode']})" if r.get("mode") else "")
+        if r["suite"] == "bfcl" and r.get("bfcl_v4_overall", {}).get("accuracy") is not None:
+            v4 = r["bfcl_v4_overall"]
+            suite += f"; V4-weighted {pct(v4['accuracy'])} over {', '.join(v4['groups'])}"  # its normal interval is in summary.json
+        null = nulls.get(r["suite"])
+        null_text = f"{pct(null['success'])} {null['name']} [{pct(null['ci95'][0])}, {pct(null['ci95'][1])}]" if null else "-"
+        seeds = ", ".join(map(str, r["seeds"])) if r["seeds"] else "-"
+        lines.append(f"| {r['name']} | {suite} | {seeds} | {pct(r['mean'])} | {', '.join(pct(v) for v in r['per_seed'])} | "
+                     f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}] ({r['n']}) | {null_text} |")
+    if tr["differences"]:
+        lines += ["", "| difference (pooled) | suite | points [95%] | beyond the noise |", "|---|---|---|---|"]
+        lines += [f"| {d['a']} - {d['b']} | {d['suite']} | {d['points']:+.1f} [{d['ci95'][0]:+.1f}, {d['ci95'][1]:+.1f}] | "
+                  f"{'yes' if d['beyond_noise'] else 'no'} |" for d in tr["differences"]]
+    bfcl = [r for r in rows if r["suite"] == "bfcl"]
+    if bfcl:
+        cats = sorted({c for r in bfcl for c in r["per_category"]})
+        lines += ["", "BFCL per category (pooled over seeds):", "", "| category | " + " | ".join(r["name"] for r in bfcl) + " |",
+                  "|---|" + "---:|" * len(bfcl)]
+        lines += [f"| {c} | " + " | ".join(pct(r["per_category"][c]) if c in r["per_category"] else "-" for r in bfcl) + " |" for c in cats]
+    return lines
+
+
 # Each generated block: file, marker name, its lines.
 BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
     (ROOT / "README.md", "pool-stats", pool_stats_line),
@@ -411,6 +446,7 @@ BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
     (DOCS / "performance.md", "perf-tables", perf_table),
     (DOCS / "training.md", "ppo-table", ppo_table),
     (DOCS / "robustness.md", "fuzz-tables", fuzz_table),
+    (DOCS / "reproduction.md", "transfer-table", transfer_table),
 ]
 
 

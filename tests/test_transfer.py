@@ -38,8 +38,9 @@ def test_stage_specs_expand_per_seed_and_bad_specs_are_typed_errors():
             transfer.parse_args(bad)
 
 
-def test_stages_are_scored_pooled_and_compared_and_a_rerun_resumes(tmp_path):
-    argv = ["--stage", "untrained=random", "--stage", "sft=oracle", "--suites", "heldout", "--episodes", "6", "--out", str(tmp_path)]
+def test_stages_are_scored_pooled_and_compared_and_a_rerun_resumes(tmp_path, monkeypatch):
+    argv = ["--stage", "untrained=random", "--stage", "sft=oracle", "--suites", "heldout", "--episodes", "6", "--out", str(tmp_path / "transfer")]
+    tmp_path = tmp_path / "transfer"
     assert transfer.main(argv) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     rows = {r["name"]: r for r in summary["stages"]}
@@ -55,6 +56,15 @@ def test_stages_are_scored_pooled_and_compared_and_a_rerun_resumes(tmp_path):
     assert transfer.main(argv) == 0
     assert f.stat().st_mtime_ns == stamp
     assert len((tmp_path / "wall_times.tsv").read_text().splitlines()) == 2
+    # the docs table (readme_tables.py) is written from that summary: every stage, its interval, the difference
+    spec = importlib.util.spec_from_file_location("readme_tables", ROOT / "benchmarks" / "readme_tables.py")
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    monkeypatch.setattr(tables, "RESULTS", tmp_path.parent)
+    text = "\n".join(tables.transfer_table())
+    assert "| sft | heldout | - | 100.0% | 100.0% | [" in text and f"({rows['sft']['n']})" in text
+    assert f"| sft - untrained | heldout | {diff['points']:+.1f} [" in text
+    assert rows["untrained"]["best_null"]["name"] in text
 
 
 def test_overlap_audit_excludes_themes_sharing_a_benchmark_tool(tmp_path):
