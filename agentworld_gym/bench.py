@@ -363,11 +363,15 @@ def _bfcl_replies(items: list[dict], policy_spec: str, policy, seed: int) -> lis
         return [bfcl.gold_reply(x) for x in items]
     if policy is not None and hasattr(policy, "encoder"):
         enc = policy.encoder
-        replies = []
-        for lo in _progress(range(0, len(items), 32), "bfcl (batches of 32)"):
-            prompts = [enc.start(bfcl.messages(x)).ids for x in items[lo:lo + 32]]
-            for gen in policy.generate(prompts):
-                replies.append(enc.tok.decode(gen[:-1] if gen[-1:] == [enc.end_id] else gen, skip_special_tokens=True))
+        prompts = [enc.start(bfcl.messages(x)).ids for x in items]
+        # Batches of similar length: a batch is padded to its longest prompt (up to ~1,700 tokens), so mixing
+        # lengths made short items pay for long ones. Replies go back in item order.
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        replies: list[str] = [""] * len(items)
+        for lo in _progress(range(0, len(order), 32), "bfcl (batches of 32)"):
+            batch = order[lo:lo + 32]
+            for i, gen in zip(batch, policy.generate([prompts[i] for i in batch]), strict=True):
+                replies[i] = enc.tok.decode(gen[:-1] if gen[-1:] == [enc.end_id] else gen, skip_special_tokens=True)
         return replies
     if policy is not None and hasattr(policy, "complete"):
         return [policy.complete(bfcl.messages(x)) for x in _progress(items, "bfcl")]

@@ -129,3 +129,17 @@ def test_a_function_named_with_a_functions_prefix_keeps_it(item_id):
     assert "functions.intersect" in {next(iter(c)) for c in bfcl.decode(bfcl.gold_reply(item), ["functions.intersect"])}
     bare = bfcl.gold_reply(item).replace("functions.intersect", "intersect")  # not the function BFCL offered
     assert not bfcl.score_bfcl(bare, item)
+
+
+def test_batched_model_replies_come_back_in_item_order(tiny):
+    """BFCL prompts are batched by length (a batch pads to its longest prompt); each reply must still be its own
+    item's: the batched replies equal generating for each item alone (greedy)."""
+    from agentworld_gym.bench import _bfcl_replies
+    from agentworld_gym.policies.llm import make_llm_policy
+
+    items = bfcl.load_bfcl(cats=["simple_python"])[:3] + bfcl.load_bfcl(cats=["parallel"])[:2]
+    assert len({len(json.dumps(x["functions"])) for x in items}) > 1  # prompts of different lengths, so the order changes
+    policy = make_llm_policy(f"hf:{tiny}", max_new_tokens=6, device="cpu")
+    together = _bfcl_replies(items, f"hf:{tiny}", policy, seed=0)
+    alone = [_bfcl_replies([x], f"hf:{tiny}", policy, seed=0)[0] for x in items]
+    assert together == alone
