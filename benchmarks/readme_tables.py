@@ -5,7 +5,8 @@ results and from the tool's own counts, between `<!-- NAME:start -->` and `<!-- 
     python benchmarks/readme_tables.py --summary DIR     # only DIR/summary.md|json and the evolve report
 
 Where each block lives (BLOCKS below):
-  README.md           pool-stats (`agentworld stats`: themes, tools, categories), suite-summary (the oracle table)
+  README.md           pool-stats (`agentworld stats`: themes, tools, categories), suite-summary (the oracle table),
+                      transfer-line (results/transfer/summary.json)
   docs/suites.md      suite-tables: results/suites/*_oracle.json (bench_suites.py), results/bfcl/agreement.json
                       (bfcl_agreement.py), results/tau2/<domain>.json (bench_tau2_replay.py)
   docs/reproduction.md  reproduce-tables: --reproduce-dir (default results/reproduce_v2, written by reproduce.sh):
@@ -438,10 +439,22 @@ def transfer_table() -> list[str]:
     return lines
 
 
+def transfer_line() -> list[str]:
+    """The README's one-line transfer result: every difference over the untrained base, with its interval."""
+    if (tr := _json("transfer/summary.json")) is None:
+        return ["(no transfer/summary.json yet)"]
+    n = {(r["name"], r["suite"]): r["n"] for r in tr["stages"]}
+    parts = [f"{d['a']} vs {d['b']} on {d['suite']}: {d['points']:+.1f} points [{d['ci95'][0]:+.1f}, {d['ci95'][1]:+.1f}] "
+             f"(n = {n.get((d['a'], d['suite']), '?')}, {'beyond' if d['beyond_noise'] else 'inside'} the noise)" for d in tr["differences"]]
+    return ["Transfer to benchmarks we did not generate, so far (small CPU runs; "
+            "[reproduction results](docs/reproduction.md#transfer-to-benchmarks-this-suite-did-not-generate)): " + "; ".join(parts) + "."]
+
+
 # Each generated block: file, marker name, its lines.
 BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
     (ROOT / "README.md", "pool-stats", pool_stats_line),
     (ROOT / "README.md", "suite-summary", suites_table),
+    (ROOT / "README.md", "transfer-line", transfer_line),
     (DOCS / "suites.md", "suite-tables", lambda: [*suites_table(), "", *agreement_line(), "", *tau2_table()]),
     (DOCS / "performance.md", "perf-tables", perf_table),
     (DOCS / "training.md", "ppo-table", ppo_table),
