@@ -40,8 +40,13 @@ def rows(env_id: str, n_tasks: int, seed: int = 0, **make_kwargs) -> list[dict]:
     return out
 
 
-class AgentWorldEnv(vf.MultiTurnEnv):
-    """A verifiers multi-turn env whose rollouts are AgentWorld episodes."""
+# the rollout's episode, passed to each tool call by `update_tool_args` (StatefulToolEnv's hook); never shown to the model
+EPISODE_ARG = "_agentworld_episode"
+
+
+class AgentWorldEnv(vf.StatefulToolEnv):
+    """A verifiers `StatefulToolEnv` (ToolEnv whose tools get per-rollout state) whose rollouts are AgentWorld
+    episodes: ToolEnv's own loop parses and dispatches the calls; each runs in the rollout's episode."""
 
     def __init__(self, dataset, max_turns: int = 20, **kwargs):
         rubric = vf.Rubric(funcs=[self.agentworld_reward], weights=[1.0])
@@ -53,21 +58,18 @@ class AgentWorldEnv(vf.MultiTurnEnv):
         state["episode"] = Episode(info["theme"], max_turns=self.episode_turns)
         state["episode"].reset(as_task(info["agentworld_task"]))
 
+    def update_tool_args(self, tool_name, tool_args, messages, state, **kwargs) -> dict:
+        return {**tool_args, EPISODE_ARG: state["episode"]}
+
+    async def call_tool(self, tool_name, tool_args, tool_call_id, **kwargs):
+        """Run the call in the episode: the theme's tools come per row (`info["tool_defs"]`, so a pool mixes
+        themes), not from `self.tool_map`; an unknown tool or bad arguments get the env's error observation."""
+        episode: Episode = tool_args.pop(EPISODE_ARG)
+        return vf.ToolMessage(role="tool", tool_call_id=tool_call_id, content=episode.call(tool_name, tool_args))
+
     async def env_response(self, messages, state, **kwargs):
-        """Run the last assistant message's tool calls in the episode; a final tool call ends the rollout."""
-        episode: Episode = state["episode"]
-        last = messages[-1]
-        calls = last.tool_calls or []
-        replies = []
-        for call in calls:
-            try:
-                arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
-                arguments = call.arguments  # the env answers malformed arguments with an error observation
-            content = episode.call(call.name, arguments) if isinstance(arguments, dict) else "\n".join(
-                m["content"] for m in episode.step(json.dumps({"name": call.name, "arguments": arguments})))
-            replies.append(vf.ToolMessage(role="tool", tool_call_id=call.id, content=content))
-        if episode.done:
+        replies = await super().env_response(messages, state, **kwargs)
+        if state["episode"].done:  # the call ended the episode (submit, max turns): its result ends the rollout
             state["final_env_response"] = replies
         return replies
 
@@ -99,4 +101,4 @@ def load_environment(gym_id: str = "AgentWorld/finance-v0", n_tasks: int = 20, s
     return AgentWorldEnv(datasets.Dataset.from_list(rows(gym_id, n_tasks, seed, **make_kwargs)), max_turns=max_turns)
 
 
-__all__ = ["AgentWorldEnv", "load_environment", "rows", "tool_defs"]
+__all__ = ["EPISODE_ARG", "AgentWorldEnv", "load_environment", "rows", "tool_defs"]
