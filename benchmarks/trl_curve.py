@@ -96,7 +96,8 @@ def main(args: Args) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress_path = out / "progress.json"
-    progress = json.loads(progress_path.read_text()) if progress_path.exists() else {"args": dataclasses.asdict(args)}
+    progress = json.loads(progress_path.read_text()) if progress_path.exists() else {}
+    progress["args"] = dataclasses.asdict(args)  # a resumed run records the arguments it finished with
 
     def save() -> None:
         progress_path.write_text(json.dumps(progress, indent=1))

@@ -1,14 +1,17 @@
-"""verifiers: AgentWorld tasks as a `verifiers.MultiTurnEnv`, loadable the way verifiers loads environments.
+"""verifiers: AgentWorld tasks as a `verifiers.StatefulToolEnv` (a ToolEnv), loadable the way verifiers loads environments.
 
-Supports verifiers 0.1.14 (what `make test` installs, in its own venv `.venv/verifiers`: later verifiers pin
-mcp==2.0.0 / mcp<2 and an older `datasets` than TRL's, so it cannot share the project's venv). Each rollout
-plays one AgentWorld episode: the model's tool calls run in the task's world (tool results carry the
-model's call ids), a reply without tool calls is the answer, and the rubric's reward is the env's
-verifiable reward. Tools are given per example in `info["tool_defs"]`, so a pool mixes themes.
+Supports verifiers 0.1.14 to 0.3.1 (`make test` installs 0.3.1, the newest release with ToolEnv, in its own venv
+`.venv/verifiers`, with the environment package `deploy/verifiers` (`agentworld-env`): verifiers 0.3 pins mcp<2,
+beside the project's mcp 2.x. verifiers 0.4 has no ToolEnv: agents run as programs in a runtime (uv scripts)
+and tools are MCP toolsets, a different integration). Each rollout plays one AgentWorld episode: ToolEnv's loop
+parses the model's tool calls and runs each in the task's world (results carry the model's call ids), a reply
+without tool calls is the answer, and the rubric's reward is the env's verifiable reward. Tools are given per
+example in `info["tool_defs"]`, so a pool mixes themes.
 
     import verifiers as vf
-    env = vf.load_environment("agentworld_gym.integrations.verifiers", gym_id="AgentWorld/finance-v0", n_tasks=20)
-    # or: vf-eval agentworld_gym.integrations.verifiers -a '{"gym_id": "AgentWorld/finance-v0"}' -m MODEL -b URL
+    env = vf.load_environment("agentworld-env", gym_id="AgentWorld/finance-v0", n_tasks=20)   # pip install ./deploy/verifiers
+    # or: vf-eval agentworld-env -a '{"gym_id": "AgentWorld/finance-v0"}' -m MODEL -b URL
+    # without the package: vf.load_environment("agentworld_gym.integrations.verifiers", gym_id=...)
 """
 
 from __future__ import annotations
