@@ -410,7 +410,7 @@ def trl_table() -> list[str]:
              f"({a['num_generations']} per task), {a['max_completion_length']}-token rollouts, lr {a['learning_rate']}, "
              f"temperature {a.get('temperature', 1.0)}, max {a['max_turns']} turns.", "",
              "| policy (greedy, same tasks) | success | n | 95% interval | seconds |", "|---|---:|---:|---:|---:|"]
-    for key, name in (("untrained", "untrained"), ("cold_start", "after the cold start"), ("trained", f"after {len(steps)} GRPO steps")):
+    for key, name in (("untrained", "untrained"), ("cold_start", "after the cold start"), ("trained", f"after {len(steps)} GRPO step{'s' if len(steps) != 1 else ''}")):
         r = tc.get(key)
         lines.append(f"| {name} | {r['rate']:.2f} | {r['n']} | [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}] | {r['seconds']} |" if r
                      else f"| {name} | not reached | | | |")
