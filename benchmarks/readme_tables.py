@@ -19,6 +19,7 @@ Where each block lives (BLOCKS below):
   docs/training.md    ppo-table: ppo_candidates.json (ppo_candidates.py)
   docs/robustness.md  fuzz-tables: fuzz_step.json (fuzz_step.py)
   docs/reproduction.md  transfer-table: results/transfer/summary.json (transfer.py)
+  docs/integrations.md  trl-curve: trl_curve.json (trl_curve.py)
 
 --check exits 1 when a page or the report is out of date instead of writing them.
 """
@@ -370,21 +371,66 @@ def perf_table() -> list[str]:
 
 
 def ppo_table() -> list[str]:
-    """SB3 PPO on the candidate-action adapters against a random candidate (ppo_candidates.py)."""
+    """SB3 PPO on the candidate-action adapters beside its null baselines: a random candidate (ppo_candidates.py),
+    always the first candidate and the best constant candidate (ppo_candidates_baselines.json, --only-baselines 1)."""
     if (ppo := _json("ppo_candidates.json")) is None:
         return []
     from agentworld_gym.bench import wilson
 
+    nulls = {r["name"]: r["baselines"] for r in (_json("ppo_candidates_baselines.json") or {"results": []})["results"]}
     a = ppo["args"]
     n = a["eval_episodes"]
-    lines = [f"| run | env steps | PPO success (n={n}) [95%] | random candidate | PPO / random | wall s |", "|---|---:|---:|---:|---:|---:|"]
+
+    def rate(b: dict) -> str:
+        return f"{b['rate']:.2f} [{b['ci95'][0]:.2f}, {b['ci95'][1]:.2f}]"
+
+    lines = [f"| run | env steps | PPO success (n={n}) [95%] | random candidate | always first candidate | best constant candidate "
+             "| PPO / random | wall s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in ppo["results"]:
         steps = a["total_timesteps"] if "pool" not in r["name"] else a["pool_timesteps"]
         lo, hi = wilson(round(r["final_ppo"] * n), n)
-        lines.append(f"| {r['name']} | {steps:,} | {r['final_ppo']:.2f} [{lo:.2f}, {hi:.2f}] | {r['random']:.2f} | {r['ratio']:.1f}x | "
+        b = nulls.get(r["name"])
+        cells = [rate(b["random"]), rate(b["first_candidate"]), rate(b["best_constant"])] if b else [f"{r['random']:.2f}", "-", "-"]
+        lines.append(f"| {r['name']} | {steps:,} | {r['final_ppo']:.2f} [{lo:.2f}, {hi:.2f}] | {' | '.join(cells)} | {r['ratio']:.1f}x | "
                      f"{r['seconds']:.0f} |")
     return [*lines, "", f"Evaluated greedily on {a['eval_episodes']} held-out tasks of difficulty {a['difficulty']} (max {a['max_turns']} turns); "
-            "learning curves in `benchmarks/results/ppo_candidates.md`."]
+            "the null baselines on the same tasks (random: 4 passes; the best constant slot is picked on these very tasks, an upper "
+            "bound for any constant policy); learning curves in `benchmarks/results/ppo_candidates.md`."]
+
+
+def trl_table() -> list[str]:
+    """TRL's cold start + GRPO on SmolLM2-135M (trl_curve.py): the greedy evaluations, GRPO's reward per step, and
+    whether the later steps' rollouts beat the first steps' beyond their 95% intervals."""
+    if (tc := _json("trl_curve.json")) is None:
+        return []
+    from agentworld_gym.bench import wilson
+
+    a, steps = tc["args"], tc.get("grpo_steps", [])
+    per_step = a["batch"]
+    lines = [f"SmolLM2-135M on {a['env_id']} difficulty {a['difficulty']}: {a['n_tasks']} tasks (GRPO's and the evaluation's); "
+             f"cold start on {a['sft_episodes']} oracle episodes x {a['sft_epochs']} epochs; GRPO {per_step} rollouts a step "
+             f"({a['num_generations']} per task), {a['max_completion_length']}-token rollouts, lr {a['learning_rate']}, "
+             f"temperature {a.get('temperature', 1.0)}, max {a['max_turns']} turns.", "",
+             "| policy (greedy, same tasks) | success | n | 95% interval | seconds |", "|---|---:|---:|---:|---:|"]
+    for key, name in (("untrained", "untrained"), ("cold_start", "after the cold start"), ("trained", f"after {len(steps)} GRPO step{'s' if len(steps) != 1 else ''}")):
+        r = tc.get(key)
+        lines.append(f"| {name} | {r['rate']:.2f} | {r['n']} | [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}] | {r['seconds']} |" if r
+                     else f"| {name} | not reached | | | |")
+    if steps:
+        lines += ["", "| GRPO step | " + " | ".join(str(x["step"]) for x in steps) + " |", "|---|" + "---:|" * len(steps),
+                  "| mean reward of its rollouts | " + " | ".join(f"{x['reward']:.2f}" for x in steps) + " |",
+                  "| tool calls a rollout | " + " | ".join(f"{x['tool_calls']:.1f}" if x.get("tool_calls") is not None else "" for x in steps) + " |"]
+        half = len(steps) // 2
+        if half:
+            def pooled(xs: list[dict]) -> str:
+                n = per_step * len(xs)
+                wins = round(sum(x["reward"] for x in xs) * per_step)
+                lo, hi = wilson(wins, n)
+                return f"{wins / n:.2f} [{lo:.2f}, {hi:.2f}] (n={n})"
+
+            lines += ["", f"Rollout reward, first {half} steps {pooled(steps[:half])} vs last {half} steps {pooled(steps[-half:])} "
+                          "(95% Wilson intervals, rewards counted as successes)."]
+    return lines
 
 
 def fuzz_table() -> list[str]:
@@ -460,6 +506,7 @@ BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
     (DOCS / "training.md", "ppo-table", ppo_table),
     (DOCS / "robustness.md", "fuzz-tables", fuzz_table),
     (DOCS / "reproduction.md", "transfer-table", transfer_table),
+    (DOCS / "integrations.md", "trl-curve", trl_table),
 ]
 
 

@@ -50,6 +50,8 @@ class Args:
     """token budget of a whole rollout (its calls plus the tool results): 2-3 calls and their results"""
     learning_rate: float = 1e-5
     """GRPO learning rate"""
+    temperature: float = 0.8
+    """GRPO sampling temperature (at 1.0 a 135M model's samples mostly drop the call format)"""
     max_turns: int = 6
     """turns per episode (GRPO and evaluation)"""
     save_steps: int = 10
@@ -94,7 +96,8 @@ def main(args: Args) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress_path = out / "progress.json"
-    progress = json.loads(progress_path.read_text()) if progress_path.exists() else {"args": dataclasses.asdict(args)}
+    progress = json.loads(progress_path.read_text()) if progress_path.exists() else {}
+    progress["args"] = dataclasses.asdict(args)  # a resumed run records the arguments it finished with
 
     def save() -> None:
         progress_path.write_text(json.dumps(progress, indent=1))
@@ -141,7 +144,7 @@ def main(args: Args) -> dict:
 
         config = GRPOConfig(output_dir=str(out / "grpo"), max_steps=args.max_steps, per_device_train_batch_size=args.batch,
                             num_generations=args.num_generations, max_completion_length=args.max_completion_length,
-                            learning_rate=args.learning_rate, beta=0.0, temperature=1.0, max_tool_calling_iterations=args.max_turns,
+                            learning_rate=args.learning_rate, beta=0.0, temperature=args.temperature, max_tool_calling_iterations=args.max_turns,
                             report_to="none", use_cpu=True, logging_steps=1, save_strategy="steps", save_steps=args.save_steps,
                             save_only_model=False, seed=args.seed, disable_tqdm=True)
         trainer = AgentWorldGRPOTrainer(model=model, processing_class=tok, args=config, callbacks=[Progress()],

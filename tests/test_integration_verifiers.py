@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def verifiers_python() -> str:
+    if os.environ.get("AGENTWORLD_VERIFIERS_PYTHON"):  # another verifiers venv, e.g. to try a release
+        return os.environ["AGENTWORLD_VERIFIERS_PYTHON"]
     if importlib.util.find_spec("verifiers") is not None:
         return sys.executable
     venv = Path(sys.prefix) / "verifiers" / "bin" / "python"  # .venv/verifiers beside the project venv
@@ -37,6 +39,22 @@ def test_parity_oracle_through_verifiers_env():
     out = run_in_verifiers_venv(str(ROOT / "tests" / "verifiers_parity.py"))
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "parity 20/20" in out.stdout
+
+
+def test_package_loads_by_id_and_rolls_out_the_oracle_through_toolenv():
+    """The `agentworld-env` package (deploy/verifiers), loaded by verifiers' own loader, evaluated with
+    `evaluate_sync` against a local server playing each task's oracle calls as native tool calls: every
+    rollout reaches reward 1.0 through ToolEnv's call loop, the theme's tools were sent, and the tool results
+    carry the model's call ids."""
+    out = run_in_verifiers_venv(str(ROOT / "tests" / "verifiers_package.py"))
+    assert "No module named 'agentworld_env'" not in out.stderr, \
+        "the verifiers venv lacks the agentworld-env package: rerun `make install-all` (it installs deploy/verifiers)"
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "['StatefulToolEnv', 'ToolEnv']" in out.stdout
+    assert "episodes 3 errors 0 rewards [1.0, 1.0, 1.0]" in out.stdout
+    tools = next(line for line in out.stdout.splitlines() if line.startswith("tools sent"))
+    assert "'get_account'" in tools and "'submit'" in tools
+    assert "tool_call_ids ['oracle_0']" in out.stdout and "requests 6" in out.stdout  # 3 tasks x (lookup, submit)
 
 
 @pytest.fixture

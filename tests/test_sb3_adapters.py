@@ -143,7 +143,8 @@ def test_custom_encoder_and_bad_configuration():
 def test_ppo_beats_the_random_candidate_baseline_on_an_easy_fixed_task_set():
     """Seeded, small and fast: PPO learns which candidate to pick on 4 fixed difficulty-1 tasks. Each
     needs a lookup before its answer (tasks v2: no answer is guessable from the instruction), so the
-    reward is sparse; one slot per tool keeps the search small enough for this budget."""
+    reward is sparse; one slot per tool keeps the search small enough for this budget (each task is solvable in
+    two picks of this action space: a lookup, then a field of its result)."""
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import DummyVecEnv
@@ -153,7 +154,7 @@ def test_ppo_beats_the_random_candidate_baseline_on_an_easy_fixed_task_set():
     slots = {"latest_slots": 4, "slots_per_tool": 1, "extra_slots": 1}
 
     def make():
-        return make_sb3_env("AgentWorld/finance-v0", dim=128, tasks=tasks, max_turns=3, action_kwargs=slots)
+        return make_sb3_env("AgentWorld/finance-v0", dim=512, tasks=tasks, max_turns=3, action_kwargs=slots)
 
     def success(act, passes=2) -> float:
         env, wins = make(), 0
@@ -168,13 +169,15 @@ def test_ppo_beats_the_random_candidate_baseline_on_an_easy_fixed_task_set():
 
     rng = np.random.default_rng(0)
     random_rate = success(lambda env, obs: int(rng.choice(np.flatnonzero(env.get_wrapper_attr("action_masks")()))), passes=10)
-    model = PPO("MlpPolicy", DummyVecEnv([make] * 4), n_steps=32, batch_size=64, n_epochs=10, learning_rate=3e-3,
-                gamma=0.9, ent_coef=0.01, policy_kwargs={"net_arch": [64]}, seed=0)
+    # the documented tuned settings' observation and network (ppo_candidates.py: Box(512), MLP [128, 128], lr 2.5e-3):
+    # since worlds v3 these 4 tasks need three different lookups and answer fields, which Box(128) + MLP [64] did
+    # not keep apart (0.25 at 2,560 steps, then 0.0 by 5,120); these reach 0.75 at 2,560 and 1.0 at 5,120
+    model = PPO("MlpPolicy", DummyVecEnv([make] * 4), n_steps=32, batch_size=64, n_epochs=10, learning_rate=2.5e-3,
+                gamma=0.9, ent_coef=0.01, policy_kwargs={"net_arch": [128, 128]}, seed=0)
     model.set_random_seed(0)
     model.learn(2_560)
     ppo_rate = success(lambda env, obs: int(model.predict(obs, deterministic=True)[0]))
-    # was max(0.5, ...) before worlds v3 (2026-12-06): PPO reached 0.25 vs random 0.05 on the regenerated worlds, to look into
-    assert ppo_rate >= max(0.2, 2 * random_rate), (ppo_rate, random_rate)
+    assert ppo_rate >= max(0.5, 2 * random_rate), (ppo_rate, random_rate)
 
 
 def _fn(tool: str, **params: dict) -> dict:

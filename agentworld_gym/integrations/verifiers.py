@@ -1,14 +1,17 @@
-"""verifiers: AgentWorld tasks as a `verifiers.MultiTurnEnv`, loadable the way verifiers loads environments.
+"""verifiers: AgentWorld tasks as a `verifiers.StatefulToolEnv` (a ToolEnv), loadable the way verifiers loads environments.
 
-Supports verifiers 0.1.14 (what `make test` installs, in its own venv `.venv/verifiers`: later verifiers pin
-mcp==2.0.0 / mcp<2 and an older `datasets` than TRL's, so it cannot share the project's venv). Each rollout
-plays one AgentWorld episode: the model's tool calls run in the task's world (tool results carry the
-model's call ids), a reply without tool calls is the answer, and the rubric's reward is the env's
-verifiable reward. Tools are given per example in `info["tool_defs"]`, so a pool mixes themes.
+Supports verifiers 0.1.14 to 0.3.1 (`make test` installs 0.3.1, the newest release with ToolEnv, in its own venv
+`.venv/verifiers`, with the environment package `deploy/verifiers` (`agentworld-env`): verifiers 0.3 pins mcp<2,
+beside the project's mcp 2.x. verifiers 0.4 has no ToolEnv: agents run as programs in a runtime (uv scripts)
+and tools are MCP toolsets, a different integration). Each rollout plays one AgentWorld episode: ToolEnv's loop
+parses the model's tool calls and runs each in the task's world (results carry the model's call ids), a reply
+without tool calls is the answer, and the rubric's reward is the env's verifiable reward. Tools are given per
+example in `info["tool_defs"]`, so a pool mixes themes.
 
     import verifiers as vf
-    env = vf.load_environment("agentworld_gym.integrations.verifiers", gym_id="AgentWorld/finance-v0", n_tasks=20)
-    # or: vf-eval agentworld_gym.integrations.verifiers -a '{"gym_id": "AgentWorld/finance-v0"}' -m MODEL -b URL
+    env = vf.load_environment("agentworld-env", gym_id="AgentWorld/finance-v0", n_tasks=20)   # pip install ./deploy/verifiers
+    # or: vf-eval agentworld-env -a '{"gym_id": "AgentWorld/finance-v0"}' -m MODEL -b URL
+    # without the package: vf.load_environment("agentworld_gym.integrations.verifiers", gym_id=...)
 """
 
 from __future__ import annotations
@@ -40,8 +43,13 @@ def rows(env_id: str, n_tasks: int, seed: int = 0, **make_kwargs) -> list[dict]:
     return out
 
 
-class AgentWorldEnv(vf.MultiTurnEnv):
-    """A verifiers multi-turn env whose rollouts are AgentWorld episodes."""
+# the rollout's episode, passed to each tool call by `update_tool_args` (StatefulToolEnv's hook); never shown to the model
+EPISODE_ARG = "_agentworld_episode"
+
+
+class AgentWorldEnv(vf.StatefulToolEnv):
+    """A verifiers `StatefulToolEnv` (ToolEnv whose tools get per-rollout state) whose rollouts are AgentWorld
+    episodes: ToolEnv's own loop parses and dispatches the calls; each runs in the rollout's episode."""
 
     def __init__(self, dataset, max_turns: int = 20, **kwargs):
         rubric = vf.Rubric(funcs=[self.agentworld_reward], weights=[1.0])
@@ -53,21 +61,18 @@ class AgentWorldEnv(vf.MultiTurnEnv):
         state["episode"] = Episode(info["theme"], max_turns=self.episode_turns)
         state["episode"].reset(as_task(info["agentworld_task"]))
 
+    def update_tool_args(self, tool_name, tool_args, messages, state, **kwargs) -> dict:
+        return {**tool_args, EPISODE_ARG: state["episode"]}
+
+    async def call_tool(self, tool_name, tool_args, tool_call_id, **kwargs):
+        """Run the call in the episode: the theme's tools come per row (`info["tool_defs"]`, so a pool mixes
+        themes), not from `self.tool_map`; an unknown tool or bad arguments get the env's error observation."""
+        episode: Episode = tool_args.pop(EPISODE_ARG)
+        return vf.ToolMessage(role="tool", tool_call_id=tool_call_id, content=episode.call(tool_name, tool_args))
+
     async def env_response(self, messages, state, **kwargs):
-        """Run the last assistant message's tool calls in the episode; a final tool call ends the rollout."""
-        episode: Episode = state["episode"]
-        last = messages[-1]
-        calls = last.tool_calls or []
-        replies = []
-        for call in calls:
-            try:
-                arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
-                arguments = call.arguments  # the env answers malformed arguments with an error observation
-            content = episode.call(call.name, arguments) if isinstance(arguments, dict) else "\n".join(
-                m["content"] for m in episode.step(json.dumps({"name": call.name, "arguments": arguments})))
-            replies.append(vf.ToolMessage(role="tool", tool_call_id=call.id, content=content))
-        if episode.done:
+        replies = await super().env_response(messages, state, **kwargs)
+        if state["episode"].done:  # the call ended the episode (submit, max turns): its result ends the rollout
             state["final_env_response"] = replies
         return replies
 
@@ -99,4 +104,4 @@ def load_environment(gym_id: str = "AgentWorld/finance-v0", n_tasks: int = 20, s
     return AgentWorldEnv(datasets.Dataset.from_list(rows(gym_id, n_tasks, seed, **make_kwargs)), max_turns=max_turns)
 
 
-__all__ = ["AgentWorldEnv", "load_environment", "rows", "tool_defs"]
+__all__ = ["EPISODE_ARG", "AgentWorldEnv", "load_environment", "rows", "tool_defs"]
