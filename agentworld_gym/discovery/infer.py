@@ -505,9 +505,7 @@ def infer_from_tools(name: str, tools: list[dict], *, code: str, theme_id: str, 
 
 # actions a tool name may start or end with that are not in VERBS (they do not choose a template
 # kind) and never name the entity the tool manages: `browser_click`, `navigate`, `gdb_step`
-_ACTIONS = frozenset("""navigate click hover press scroll drag type wait back forward tap swipe select attach continue finish step
-next take sell assess remember convert echo ping hello greet initialize init exec execute run render restart logout login follow unfollow
-mute unmute jump dig fly undo pause resume protect unprotect replace decompose parse optimize collect reload go use do get need""".split())
+_ACTIONS = frozenset(["navigate", "click", "hover", "press", "scroll", "drag", "type", "wait", "back", "forward", "tap", "swipe", "select", "attach", "continue", "finish", "step", "next", "take", "sell", "assess", "remember", "convert", "echo", "ping", "hello", "greet", "initialize", "init", "exec", "execute", "run", "render", "restart", "logout", "login", "follow", "unfollow", "mute", "unmute", "jump", "dig", "fly", "undo", "pause", "resume", "protect", "unprotect", "replace", "decompose", "parse", "optimize", "collect", "reload", "go", "use", "do", "get", "need"])
 # short forms tool names use for the entity the descriptions spell out
 _SHORT = {"doc": "document", "repo": "repository", "db": "database", "msg": "message", "img": "image", "pic": "picture",
           "env": "environment", "desc": "description", "calc": "calculation", "temp": "temperature", "sim": "simulator",
@@ -567,7 +565,7 @@ def _entity_noun(nouns: list[str], tool: dict, said: set[str], main_noun: str) -
     return cands[0] if cands else main_noun  # nothing describes it: the tool's own word, as before
 
 
-_DETERMINERS = frozenset("a an the all each every one two some any of its their your his her this these".split())
+_DETERMINERS = frozenset(["a", "an", "the", "all", "each", "every", "one", "two", "some", "any", "of", "its", "their", "your", "his", "her", "this", "these"])
 _NOT_NOUN = ("ly", "ed", "ing", "ous", "ive", "ful", "able", "ible", "est")
 
 
@@ -588,10 +586,7 @@ def _lead_noun(text: str) -> str | None:
 
 
 # words a description leads with that are not the entity (the first noun after them is)
-_DESCRIPTION_FILLER = frozenset("""this that these those which what when where there their them then than with without into onto from
-about over under between within using given specified provided specific based each every some many more most other another such
-current available multiple single several certain only also just about returns return gets given previous first last
-new old full entire whole specific optional random basic simple different same various top latest recent""".split())
+_DESCRIPTION_FILLER = frozenset(["this", "that", "these", "those", "which", "what", "when", "where", "there", "their", "them", "then", "than", "with", "without", "into", "onto", "from", "about", "over", "under", "between", "within", "using", "given", "specified", "provided", "specific", "based", "each", "every", "some", "many", "more", "most", "other", "another", "such", "current", "available", "multiple", "single", "several", "certain", "only", "also", "just", "about", "returns", "return", "gets", "given", "previous", "first", "last", "new", "old", "full", "entire", "whole", "specific", "optional", "random", "basic", "simple", "different", "same", "various", "top", "latest", "recent"])
 
 
 # ------------------------------------------------------------------------------------------ described fields

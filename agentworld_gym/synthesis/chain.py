@@ -31,8 +31,22 @@ from . import depth as D
 from . import persona as P
 from . import wording as W
 from .facts import Facts, facts
-from .graph import (_ISO_DATE, MAX_CALLS, _few_values, _phrase_rng, capped, find_key, knobs, level, lookalikes, quality, sample_plain,
-                    sample_key, state_check, task_id)
+from .graph import (
+    _ISO_DATE,
+    MAX_CALLS,
+    _few_values,
+    _phrase_rng,
+    capped,
+    find_key,
+    knobs,
+    level,
+    lookalikes,
+    quality,
+    sample_key,
+    sample_plain,
+    state_check,
+    task_id,
+)
 from .programmatic import output_kind
 
 AGGREGATE_SHARE = 0.7  # of level 4-5 chains, those that end in an aggregate (the rest chain 3-4 records one by one)
