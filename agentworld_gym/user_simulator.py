@@ -248,6 +248,33 @@ class ScriptedUser:
         """The PettingZoo user's turn (info carries the scenario and the dialogue)."""
         return self.reply(info["scenario"], info["dialogue"])
 
+    def device_calls(self, dialogue: list[dict], tools: list[dict]) -> list[dict]:
+        """Dual control (tau2 telecom): the user-side tools the agent's last message asks the user to use,
+        in the order it names them; a tool is named by its name ("toggle_roaming") or its words ("toggle
+        roaming"), with its arguments as a JSON object right after the name (none: no arguments)."""
+        text = _last_agent_text(dialogue)
+        found = []
+        for schema in tools:
+            name = schema["function"]["name"]
+            spaced = name.replace("_", " ")
+            for m in re.finditer(rf"(?<![\w])(?:{re.escape(name)}|{re.escape(spaced)})(?![\w])", text, re.IGNORECASE):
+                found.append((m.start(), {"name": name, "arguments": _json_after(text, m.end())}))
+        return [call for _, call in sorted(found, key=lambda x: x[0])]
+
+
+def _json_after(text: str, at: int) -> dict:
+    """The JSON object that follows position `at` (after spaces, a colon or a parenthesis), or {}."""
+    import json
+
+    rest = text[at:].lstrip(" :(\t")
+    if not rest.startswith("{"):
+        return {}
+    try:
+        value, _ = json.JSONDecoder().raw_decode(rest)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
 
 USER_RULES = (
     "You play a customer talking to a customer service agent. Follow the scenario below; never invent facts it does "
@@ -363,7 +390,15 @@ class ConversationOracle:
         if len(asks) < len(scenario.facts):
             return f"Could you tell me your {scenario.facts[len(asks)].label}?"
         calls = len(said) - len(asks)
-        if calls < len(task.solution):
+        gold = task.features.get("gold_actions")
+        if gold:  # dual control (tau2 telecom): the agent's own calls, and asks the user for theirs, in gold order
+            step = len(said) - len(scenario.facts)  # a request to the user is a message without a call too
+            if step < len(gold):
+                a = gold[step]
+                if a.get("requestor") == "user":
+                    return f"Please do this on your phone: {a['name']} {json.dumps(a['arguments'])}"
+                return json.dumps({"name": a["name"], "arguments": a["arguments"]})
+        elif calls < len(task.solution):
             return json.dumps(task.solution[calls])
         if "user_scenario" in task.features:
             return "Your request is done." + (f" {task.answer}" if task.answer else "")
