@@ -98,9 +98,11 @@ class Tau2Backend(MCPBackend):
         # the user's own tools (dual control): hidden from the agent, called by the simulated user
         user_names = {s["function"]["name"] for s in self.toolset.schemas()
                       if s["function"]["name"].startswith(USER_PREFIX) or s["function"]["name"] in USER_TOOLS.get(domain, ())}
-        self.hidden_tools |= user_names
-        self.tools = [s for s in self.tools if s["function"]["name"] not in user_names]
-        self.user_tools = [{"type": "function", "function": {**s["function"], "name": s["function"]["name"].removeprefix(USER_PREFIX)}}
+        if user_names:
+            self.hidden_tools |= user_names
+            self._publish(intro)
+        self.user_tools = [{"type": "function", "function": {**s["function"], "name": s["function"]["name"].removeprefix(USER_PREFIX),
+                                                              "parameters": _without(s["function"]["parameters"], STATE_KEY)}}
                            for s in self.toolset.schemas() if s["function"]["name"] in user_names]
 
     def __setstate__(self, state: dict) -> None:
@@ -153,6 +155,12 @@ class Tau2Backend(MCPBackend):
         except (OSError, json.JSONDecodeError) as exc:
             raise BackendError(f"Expected the tau2 server's state file {path}, got {type(exc).__name__}: {exc}.") from None
         return {k: v for k, v in state.items() if k not in ("calls", "task_id", "domain")}
+
+
+def _without(params: dict, arg: str) -> dict:
+    """A JSON schema without one property (the fixed state key)."""
+    return {**params, "properties": {k: v for k, v in (params.get("properties") or {}).items() if k != arg},
+            "required": [r for r in params.get("required") or [] if r != arg]}
 
 
 def _served_policy(folder: Path) -> str:
