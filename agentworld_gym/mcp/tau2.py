@@ -524,18 +524,22 @@ def _load_judge(spec: str):
 
 
 def replay_report(domain: str, data: str | None = None, progress: bool = False) -> dict:
-    """Play every task's gold actions through the env (OraclePolicy). A task passes when it scores
+    """Play every task's gold actions through the env (OraclePolicy; a dual-control task's through
+    ConversationOracle, which asks the user to make the user's gold actions). A task passes when it scores
     1.0 and its gold trajectory does not end in errors: every gold call that the server refuses is
     followed by a successful one (see below); the refused calls are listed either way."""
     from tqdm import tqdm
 
     from ..policies.base import OraclePolicy, run_episode
 
+    from ..user_simulator import ConversationOracle
+
     env = make_tau2_env(domain, data)
     try:
-        oracle, rows = OraclePolicy(env), []
+        oracle, talker, rows = OraclePolicy(env), ConversationOracle(env), []
         for task in tqdm(env.unwrapped.tasks, desc=f"tau2 {domain} replay", disable=not progress, leave=False):
-            r = run_episode(env, oracle, options={"task": task})
+            # dual control (telecom): the user's gold actions can only be made by the user, asked by the agent
+            r = run_episode(env, talker if "gold_actions" in task.features else oracle, options={"task": task})
             errors = task.features.get("gold_errors", [])
             results = [m["content"] for m in r["info"]["messages"] if m["role"] == "tool" and m.get("name") != "submit"]
             failed_at = [i for i, c in enumerate(results) if c.startswith("Error")]
@@ -547,7 +551,7 @@ def replay_report(domain: str, data: str | None = None, progress: bool = False) 
                          "gold_errors": errors, "errors_recovered": bool(failed_at) and recovered,
                          "changes_state": task.features.get("changes_state"), "graded": r["info"]["verification"].get("graded"),
                          "passed": r["reward"] == 1.0 and recovered})
-        _, skipped = load_tau2_tasks(env.unwrapped.backend)
+        _, skipped = load_tau2_tasks(env.unwrapped.backend, {t.features["source_id"] for t in env.unwrapped.tasks})
         return {"domain": domain, "tasks": len(rows), "passed": sum(r["passed"] for r in rows), "skipped": skipped,
                 "gold_with_errors": [r["task"] for r in rows if r["gold_errors"]],
                 "gold_errors_recovered": [r["task"] for r in rows if r["errors_recovered"]],
