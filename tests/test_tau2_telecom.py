@@ -114,3 +114,32 @@ def test_verdicts_agree_with_tau2s_own_evaluator(env, tmp_path):
         if "actions" in ours["checks"]:
             assert ours["checks"]["actions"] == t["action"]
     assert [r["ours"]["passed"] for r in records] == [True, False, False] * 2
+
+
+class PhoneUserModel:
+    """A user model's replies in order (any policy with `complete(messages)`); it keeps what it was shown."""
+
+    def __init__(self, replies):
+        self.replies, self.seen = list(replies), []
+
+    def complete(self, messages):
+        self.seen.append(messages)
+        return self.replies.pop(0)
+
+
+def test_a_model_user_calls_its_phone_tools(env):
+    from agentworld_gym.user_simulator import PolicyUser
+
+    model = PhoneUserModel(["Hi, my mobile data does not work."])  # the opening
+    task = dual_tasks(env, 1)[0]
+    env.unwrapped.user = PolicyUser(model, name="test-model")
+    try:
+        env.reset(options={"task": task})
+        model.replies += ['{"name": "check_status_bar", "arguments": {}}', "My status bar shows airplane mode."]
+        obs, _, terminated, _, info = env.step("What does your status bar show?")
+    finally:
+        env.unwrapped.user = ScriptedUser()
+    assert not terminated and obs.rstrip().endswith("My status bar shows airplane mode.")
+    assert [c["name"] for t in info["user_calls"] for c in t["calls"]] == ["check_status_bar"]
+    shown = model.seen[-1][-1]["content"]
+    assert "check_status_bar" in model.seen[-2][0]["content"] and shown.startswith("[your phone shows]") and "Airplane" in shown

@@ -309,10 +309,6 @@ def tau2_checks(task: Task, messages: list[dict], submitted: Any, user_calls: li
     return checks, not_graded
 
 
-def device_report(calls: list[dict], results: list[ToolResult]) -> str:
-    """The scripted user's words after acting on their phone: each tool and what it showed."""
-    return "I did that on my phone. " + " ".join(f"{c['name']}: {r.content}" for c, r in zip(calls, results))
-
 
 JUDGE_PROMPT = (
     "You grade a customer service conversation. For each numbered assertion about the agent's behaviour, decide whether "
@@ -356,19 +352,21 @@ class Tau2Env(AgentWorldEnv):
         return super().reset(seed=seed, options=options)
 
     def _user_reply(self) -> str | None:
-        """Dual control: a user who can act on their phone (ScriptedUser.device_calls) first runs the user-side
-        tools the agent asked for and reports what they showed; the calls are kept for grading and export,
-        apart from the agent's messages (in tau2 the agent sees only the user's words)."""
+        """Dual control: a user with a phone (`reply_with_tools`: ScriptedUser, PolicyUser) may run user-side
+        tools before answering; the calls are kept for grading and export, apart from the agent's messages
+        (in tau2 the agent sees only the user's words)."""
         tools = getattr(self.backend, "user_tools", None)
-        wanted = self.user.device_calls(self.dialogue(), tools) if tools and hasattr(self.user, "device_calls") else []
-        if not wanted:
+        if not tools or not hasattr(self.user, "reply_with_tools"):
             return super()._user_reply()
+        return self.user.reply_with_tools(self.scenario, self.dialogue(), tools, self._run_user_calls)
+
+    def _run_user_calls(self, wanted: list[dict]) -> list[str]:
         n = sum(len(t["calls"]) for t in self.user_calls)
-        calls = [{"id": f"user_call_{n + i}", **c} for i, c in enumerate(wanted)]
+        calls = [{"id": f"user_call_{n + i}", "name": c["name"], "arguments": dict(c["arguments"])} for i, c in enumerate(wanted)]
         results = [self.backend.call_user(ToolCall(c["name"], dict(c["arguments"]))) for c in calls]
         self.user_calls.append({"at": len(self.messages), "calls": calls,
-                                "results": [{"id": c["id"], "content": r.content, "error": not r.ok} for c, r in zip(calls, results)]})
-        return device_report(calls, results)
+                                "results": [{"id": c["id"], "content": r.content, "error": not r.ok} for c, r in zip(calls, results, strict=True)]})
+        return [r.content for r in results]
 
     def _verify(self):
         v = super()._verify()
@@ -454,10 +452,8 @@ def tau2_messages(messages: list[dict], user_calls: list[dict] = ()) -> list[dic
     with requestor "user", before the user's words."""
     out: list[dict] = []
     answers: dict[str, Any] = {}
-    by_place = {t["at"]: t for t in user_calls}
     for i, m in enumerate(messages[1:], 1):
-        if i in by_place:
-            turn = by_place[i]
+        for turn in (t for t in user_calls if t["at"] == i):  # a model user may make several rounds of calls in one turn
             out.append({"role": "user", "content": None, "tool_calls": [{"id": c["id"], "name": c["name"], "arguments": c["arguments"],
                                                                           "requestor": "user"} for c in turn["calls"]]})
             out += [{"role": "tool", "id": r["id"], "content": r["content"], "requestor": "user", "error": r["error"]} for r in turn["results"]]
