@@ -107,7 +107,7 @@ def tau2_table() -> list[str]:
                      f"({len(r['gold_errors_recovered'])}) | {talked} | "
                      f"{r['do_nothing']['passed']}/{r['do_nothing']['n']} | {smollm2_cell(passk, r['domain'])} | {', '.join(r['graded_checks'])} | {r['wall_s']} |")
     if passk:
-        lines += ["", f"SmolLM2-135M-Instruct (the bundled checkpoint, untrained) against the scripted user: "
+        lines += ["", "SmolLM2-135M-Instruct (the bundled checkpoint, untrained) against the scripted user: "
                       "`benchmarks/bench_tau2_passk.py` (pass^k: tau2's estimator; interval: bootstrap over tasks; do-nothing: Wilson)."]
     agreement = RESULTS / "tau2" / "agreement.json"
     if agreement.is_file():

@@ -534,7 +534,6 @@ def replay_report(domain: str, data: str | None = None, progress: bool = False) 
     from tqdm import tqdm
 
     from ..policies.base import OraclePolicy, run_episode
-
     from ..user_simulator import ConversationOracle
 
     env = make_tau2_env(domain, data)
