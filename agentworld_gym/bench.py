@@ -492,7 +492,7 @@ def tau2_suite(episodes: int | None = None, seed: int = 0, domains: Sequence[str
         return {n: run(n, None, xs, s, named=p, desc=f"tau2 null {n}") for n, p in _null_policies(s, TAU2_NULLS).items()}
 
     notes = {"graded_checks": graded, "user": user_label(user), "protocol": "tau2 1.0.x (docs/tau2.md)",
-             "not_graded": "env_assertions (not exposed by the MCP servers)" + ("" if judge else "; nl_assertions (give --judge)"),
+             "not_graded": "env_assertions on the MCP package domains (graded on telecom)" + ("" if judge else "; nl_assertions (give --judge)"),
              "null_baselines": "constant answers play as do-nothing on tau2 (no call, no required information), so they are not rerun"}
     if judge:  # reported apart from the deterministic checks: a model's opinion, not a verified fact
         notes["nl_assertions"] = {"judge": judge, "graded_episodes": judged, "note": "filled as the policy's runs play"}

@@ -337,7 +337,7 @@ class AgentWorldEnv(gym.Env[str, str]):
                 self._observe("Error: your message was empty. Ask the user a question, call a tool, or submit.", name="dialogue")
                 return False
             self.submitted = parsed.text  # the agent's latest words stand as its answer if the user ends here
-            reply = self.user.reply(self.scenario, self.dialogue())
+            reply = self._user_reply()
             return reply is not None and self._hear_user(reply)  # None: a relayed user answers through user_says()
         for i, call in enumerate(calls):
             if call.name == "submit":
@@ -348,6 +348,10 @@ class AgentWorldEnv(gym.Env[str, str]):
             result = self.backend.call(call) if self.backend is not None else self.theme.toolset.call(self.db, call)
             self._observe(result.content, name=call.name, call_id=f"call_{self.turn}_{i}")
         return False
+
+    def _user_reply(self) -> str | None:
+        """The user's answer to the agent's words (envs where the user also acts, like tau2 telecom, override it)."""
+        return self.user.reply(self.scenario, self.dialogue())
 
     def dialogue(self) -> list[dict]:
         """The conversation as the user sees it: the user's messages and the agent's words, no tool traffic."""

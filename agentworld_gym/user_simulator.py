@@ -248,6 +248,41 @@ class ScriptedUser:
         """The PettingZoo user's turn (info carries the scenario and the dialogue)."""
         return self.reply(info["scenario"], info["dialogue"])
 
+    def reply_with_tools(self, scenario: Scenario, dialogue: list[dict], tools: list[dict], run) -> str:
+        """Dual control: make the phone calls the agent asked for (`run(calls)` returns their results' texts)
+        and say what each showed; without any, the plain reply."""
+        calls = self.device_calls(dialogue, tools)
+        if not calls:
+            return self.reply(scenario, dialogue)
+        return "I did that on my phone. " + " ".join(f"{c['name']}: {r}" for c, r in zip(calls, run(calls), strict=True))
+
+    def device_calls(self, dialogue: list[dict], tools: list[dict]) -> list[dict]:
+        """Dual control (tau2 telecom): the user-side tools the agent's last message asks the user to use,
+        in the order it names them; a tool is named by its name ("toggle_roaming") or its words ("toggle
+        roaming"), with its arguments as a JSON object right after the name (none: no arguments)."""
+        text = _last_agent_text(dialogue)
+        found = []
+        for schema in tools:
+            name = schema["function"]["name"]
+            spaced = name.replace("_", " ")
+            for m in re.finditer(rf"(?<![\w])(?:{re.escape(name)}|{re.escape(spaced)})(?![\w])", text, re.IGNORECASE):
+                found.append((m.start(), {"name": name, "arguments": _json_after(text, m.end())}))
+        return [call for _, call in sorted(found, key=lambda x: x[0])]
+
+
+def _json_after(text: str, at: int) -> dict:
+    """The JSON object that follows position `at` (after spaces, a colon or a parenthesis), or {}."""
+    import json
+
+    rest = text[at:].lstrip(" :(\t")
+    if not rest.startswith("{"):
+        return {}
+    try:
+        value, _ = json.JSONDecoder().raw_decode(rest)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
 
 USER_RULES = (
     "You play a customer talking to a customer service agent. Follow the scenario below; never invent facts it does "
@@ -272,20 +307,48 @@ def chat(policy, messages: list[dict]) -> str:
     return policy.act(text, {"messages": messages, "tools": []})
 
 
+DEVICE_RULES = (
+    "You have a phone and these tools to act on it (the agent cannot touch it):\n{tools}\nTo use one, reply with only "
+    '{{"name": "<tool>", "arguments": {{...}}}}; you will be told what it shows, then answer the agent. Never make up what '
+    "a tool would show: use it.")
+MAX_USER_CALLS = 4  # phone calls a model user may make in one turn before it must answer
+
+
 @dataclass
 class PolicyUser:
     """Any policy plays the user: prompted with USER_RULES and the scenario; the agent's messages
-    are its 'user' turns and its own earlier messages its 'assistant' turns."""
+    are its 'user' turns and its own earlier messages its 'assistant' turns. With a phone (dual control),
+    a reply that is a tool call of the phone's tools is made and its result shown before it answers."""
 
     policy: Any
     name: str = "policy"
 
-    def reply(self, scenario: Scenario, dialogue: list[dict]) -> str:
+    def _messages(self, scenario: Scenario, dialogue: list[dict], extra: str = "") -> list[dict]:
         # the conversation starts, as in tau2, with the agent's greeting that the user's opening answers
-        messages = [{"role": "system", "content": f"{USER_RULES}\n\n{scenario.card()}"}, {"role": "user", "content": GREETING}]
-        messages += [{"role": "user" if m["role"] == "assistant" else "assistant", "content": str(m.get("content") or "")}
-                     for m in dialogue if m.get("role") in ("assistant", "user")]
-        return chat(self.policy, messages).strip() or "(no reply)"
+        messages = [{"role": "system", "content": f"{USER_RULES}\n\n{scenario.card()}{extra}"}, {"role": "user", "content": GREETING}]
+        return messages + [{"role": "user" if m["role"] == "assistant" else "assistant", "content": str(m.get("content") or "")}
+                           for m in dialogue if m.get("role") in ("assistant", "user")]
+
+    def reply(self, scenario: Scenario, dialogue: list[dict]) -> str:
+        return chat(self.policy, self._messages(scenario, dialogue)).strip() or "(no reply)"
+
+    def reply_with_tools(self, scenario: Scenario, dialogue: list[dict], tools: list[dict], run) -> str:
+        import json
+
+        from .actions import parse_action
+
+        names = {t["function"]["name"] for t in tools}
+        listed = "\n".join(f"- {t['function']['name']}: {t['function'].get('description', '')} "
+                           f"{json.dumps(t['function'].get('parameters', {}).get('properties', {}))}" for t in tools)
+        messages = self._messages(scenario, dialogue, "\n\n" + DEVICE_RULES.format(tools=listed))
+        for _ in range(MAX_USER_CALLS):
+            text = chat(self.policy, messages).strip()
+            calls = [{"name": c.name, "arguments": dict(c.arguments)} for c in parse_action(text).calls if c.name in names]
+            if not calls:
+                return text or "(no reply)"
+            shown = "\n".join(f"{c['name']}: {r}" for c, r in zip(calls, run(calls), strict=True))
+            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": f"[your phone shows]\n{shown}"}]
+        return chat(self.policy, messages[:-1] + [{"role": "user", "content": messages[-1]["content"] + "\nNow answer the agent."}]).strip() or "(no reply)"
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         return self.reply(info["scenario"], info["dialogue"])
@@ -363,7 +426,15 @@ class ConversationOracle:
         if len(asks) < len(scenario.facts):
             return f"Could you tell me your {scenario.facts[len(asks)].label}?"
         calls = len(said) - len(asks)
-        if calls < len(task.solution):
+        gold = task.features.get("gold_actions")
+        if gold:  # dual control (tau2 telecom): the agent's own calls, and asks the user for theirs, in gold order
+            step = len(said) - len(scenario.facts)  # a request to the user is a message without a call too
+            if step < len(gold):
+                a = gold[step]
+                if a.get("requestor") == "user":
+                    return f"Please do this on your phone: {a['name']} {json.dumps(a['arguments'])}"
+                return json.dumps({"name": a["name"], "arguments": a["arguments"]})
+        elif calls < len(task.solution):
             return json.dumps(task.solution[calls])
         if "user_scenario" in task.features:
             return "Your request is done." + (f" {task.answer}" if task.answer else "")

