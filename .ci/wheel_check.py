@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 # source folder -> where it lands in the wheel (setup.cfg package_dir)
 PACKAGE_DIRS = {"agentworld_gym/": "agentworld_gym/", "envs/": "agentworld_gym/envs/",
-                "wrappers/": "agentworld_gym/wrappers/", "benchmarks/suites/": "agentworld_gym/suites/"}
+                "wrappers/": "agentworld_gym/wrappers/"}
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:

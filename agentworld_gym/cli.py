@@ -62,8 +62,8 @@ def bench_env(env_id: str, policy_spec: str, episodes: int, seed: int = 0, nulls
     With nulls, the null baselines play the same seeds (the same tasks) and the best one is reported."""
     from tqdm import tqdm
 
-    from .bench import check_device, wilson
     from .policies import make_policy, run_episode
+    from .suites.core import check_device, wilson
 
     env = gym.make(env_id, **make_kwargs)
     policy = make_policy(policy_spec, env=env, seed=seed, device=check_device(device), dtype=dtype)
@@ -108,7 +108,7 @@ def env_options(env_id: str, options: dict) -> dict:
 
 def cmd_bench(args) -> int:
     if args.suite:
-        from .bench import cmd_suite
+        from .suites.core import cmd_suite
 
         return cmd_suite(args)
     if getattr(args, "ray", None) is not None:

@@ -133,3 +133,18 @@ def scalar_fields(data: Any) -> dict[str, Any]:
     if isinstance(data, dict):
         return {k: v for k, v in data.items() if isinstance(v, (str, int, float, bool)) and v is not None}
     return {}
+
+
+_IE_WORDS = frozenset(("movie", "cookie", "zombie", "calorie", "selfie", "rookie", "genie", "tie", "pie", "lie"))
+
+
+def singular(word: str) -> str:
+    if word[:-1] in _IE_WORDS:
+        return word[:-1]  # movies -> movie, not movy
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is", "news", "data")):
+        return word[:-1]
+    return word

@@ -22,7 +22,7 @@ def make_env(env_id: str, wrappers: Callable[[gym.Env], gym.Env] | None = None, 
     """A thunk that builds `gym.make(env_id, **kwargs)`, then applies `wrappers(env)`."""
 
     def thunk() -> gym.Env:
-        import agentworld_gym  # noqa: F401  (registers the env ids in a fresh worker process)
+        from . import envs  # noqa: F401  (registers the env ids in a fresh worker process)
 
         env = gym.make(env_id, **kwargs)
         return wrappers(env) if wrappers is not None else env

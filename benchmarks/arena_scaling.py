@@ -197,7 +197,7 @@ def load_configs(out: Path, default_seed: int) -> dict[int, dict[int, dict]]:
 
 def aggregate(rows: list[dict]) -> dict:
     """Per-seed rows of one configuration -> mean over seeds, each seed's value and the pooled interval."""
-    from agentworld_gym.bench import over_seeds
+    from agentworld_gym.suites.core import over_seeds
 
     agg = over_seeds([round(r["success"] * r["n"]) for r in rows], [r["n"] for r in rows])
     for key in ("readable_call_rate", "working_call_rate", "right_first_tool_rate"):
@@ -346,7 +346,7 @@ def arena_nulls(arena: list[str], rounds: int, per_theme: int, difficulties, max
     """Per round, the best null baseline (do-nothing, constant answers, first-id, random) on that round's arena tasks,
     which every seed and arm plays: what success an agent gets without solving anything."""
     from agentworld_gym.arena.evolve import EvolveConfig, arena_tasks
-    from agentworld_gym.bench import best_null, play_nulls
+    from agentworld_gym.suites.core import best_null, play_nulls
 
     rows = []
     for r in range(rounds + 1):
@@ -365,7 +365,7 @@ def frozen_run(args: Args, arena: list[str], init: str | None, seed: int, diffic
     from agentworld_gym.arena.evolve import EvolveConfig, play_arena_round
     from agentworld_gym.arena.learner import make_learner
     from agentworld_gym.arena.records import load_records, save_records
-    from agentworld_gym.bench import wilson
+    from agentworld_gym.suites.core import wilson
 
     learner = make_learner(args.model, seed=seed, device=args.device, exclude_themes=arena, max_new_tokens=args.max_new_tokens)
     rows = []
@@ -387,7 +387,7 @@ def frozen_run(args: Args, arena: list[str], init: str | None, seed: int, diffic
 def summarize_evolution(runs: dict[str, list[dict]], arms: list[str], seeds: list[int], rounds: int) -> dict:
     """Per arm and round: success over seeds (mean, per seed, pooled interval), the mean gain and the pooled
     moves of the previous round's diagnosed weak cells; per round: targeted minus untargeted with its interval."""
-    from agentworld_gym.bench import diff_interval, over_seeds
+    from agentworld_gym.suites.core import diff_interval, over_seeds
 
     per_arm: dict[str, list[dict]] = {}
     for arm in arms:

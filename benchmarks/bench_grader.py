@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import grader_v1  # noqa: E402
 
-from agentworld_gym.bench import wilson  # noqa: E402
 from agentworld_gym.grading import answers_match  # noqa: E402
 from agentworld_gym.policies.null import CONSTANT_ANSWERS, first_value  # noqa: E402
+from agentworld_gym.suites.core import wilson  # noqa: E402
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
 
 DO_NOTHING = (None, "done", "")

@@ -31,11 +31,11 @@ from tqdm import tqdm
 
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym import envs
-from agentworld_gym.bench import load_heldout, wilson
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.errors import AgentWorldError
 from agentworld_gym.policies import OraclePolicy, run_episode
 from agentworld_gym.policies.null import ConstantAnswerPolicy, null_policies
+from agentworld_gym.suites.core import load_heldout, wilson
 from agentworld_gym.synthesis import LEVELS, instruction_values, synthesize_task
 from agentworld_gym.synthesis import depth as D
 from agentworld_gym.synthesis.facts import facts
@@ -56,8 +56,8 @@ class Args:
     """1: also play the frozen held-out suite; 0: leave it out (the report says so)"""
     synthesis: str = "v4.1"
     """the task rules the rows were made under: progress rows of another version are not reused"""
-    suite: str = "benchmarks/suites/heldout_v3"
-    """the frozen held-out suite played with --heldout 1 ("" for the default, benchmarks/suites/heldout)"""
+    suite: str = "agentworld_gym/suites/heldout_v3"
+    """the frozen held-out suite played with --heldout 1 ("" for the default, agentworld_gym/suites/heldout)"""
     suite_sample: int = 0
     """play about this many of the suite's tasks, every k-th (0: all; the report gives n)"""
     skip_pool: int = 0
@@ -251,7 +251,7 @@ def main(args: Args) -> None:
         "",
         *table(flag_rows, strategies, "Flagship themes"),
         *table(pool_rows, strategies, "Pool themes"),
-        *(table(held, strategies, f"Held-out suite ({args.suite or 'benchmarks/suites/heldout'})") if held else
+        *(table(held, strategies, f"Held-out suite ({args.suite or 'agentworld_gym/suites/heldout'})") if held else
           ["### Held-out suite", "", "Not played in this run (`--heldout 0`).", ""]),
     ]
     text = "\n".join(lines)

@@ -23,8 +23,8 @@ from tqdm import tqdm
 
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym import envs
-from agentworld_gym.bench import wilson
 from agentworld_gym.errors import AgentWorldError
+from agentworld_gym.suites.core import wilson
 from agentworld_gym.synthesis import LEVELS, synthesize_task
 from agentworld_gym.synthesis import persona as P
 

@@ -310,7 +310,7 @@ def main() -> None:
     has_desc = sum(r.get("source_has_description", 0) for r in pool)
     kept_desc = sum(r.get("description_preserved", 0) for r in pool)
     shown = sum(r["params_shown"] for r in recs)
-    from agentworld_gym.bench import wilson
+    from agentworld_gym.suites.core import wilson
 
     def reach(key: str) -> dict:
         """{level: {source: themes, n, share, ci95}} over the themes measured in full."""

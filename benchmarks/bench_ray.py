@@ -37,7 +37,7 @@ def main() -> None:
 
     import ray
 
-    from agentworld_gym.bench import _play_tasks, heldout_suite
+    from agentworld_gym.suites.core import _play_tasks, heldout_suite
     from agentworld_gym.train.ray_rollouts import EnvWorkers
 
     counts = [int(w) for w in args.workers.split(",")]

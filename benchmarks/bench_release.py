@@ -53,7 +53,7 @@ def percentile(xs: list[float], q: float) -> float:
 
 def wilson95(k: int, n: int) -> list[float]:
     """95% Wilson interval of k/n, rounded for the results file (NaN when nothing was loaded)."""
-    from agentworld_gym.bench import wilson
+    from agentworld_gym.suites.core import wilson
 
     return [round(x, 3) for x in wilson(k, n)] if n else [float("nan"), float("nan")]
 

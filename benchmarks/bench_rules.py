@@ -37,11 +37,11 @@ def main() -> None:
     from agentworld_gym.envs import catalog, get_theme
     from tqdm import tqdm
 
-    from agentworld_gym.bench import heldout_themes, wilson
     from agentworld_gym.discovery.build import attach_rules
     from agentworld_gym.discovery.pipeline import MIN_RULES, prepare, rule_count
     from agentworld_gym.discovery.pool import load_facts, recipe_source
     from agentworld_gym.errors import TaskError
+    from agentworld_gym.suites.core import heldout_themes, wilson
     from agentworld_gym.synthesis import DO_NOTHING, cheap_answers, synthesize_task
     from agentworld_gym.synthesis.facts import facts as facts_of
     from agentworld_gym.tasks import verify

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agentworld_gym.bench import SUITES, run_suite, save_result
+from agentworld_gym.suites.core import SUITES, run_suite, save_result
 
 
 def main() -> None:

@@ -33,8 +33,8 @@ from tqdm import tqdm
 
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym import envs
-from agentworld_gym.bench import wilson
 from agentworld_gym.errors import AgentWorldError
+from agentworld_gym.suites.core import wilson
 from agentworld_gym.synthesis import LEVELS, synthesize_task, task_key
 from agentworld_gym.synthesis import depth as D
 from agentworld_gym.synthesis import persona as P
@@ -52,7 +52,7 @@ class Args:
     seed: int = 0
     synthesis: str = "v4.1"
     """the task rules the rows were made under: progress rows of another version are not reused"""
-    suite: str = "benchmarks/suites/heldout_v3"
+    suite: str = "agentworld_gym/suites/heldout_v3"
     """a frozen suite measured beside the sources (naturalness and depth; "" for none)"""
     max_minutes: float = 0.0
     """stop starting new themes after this long (0: no limit) and report over the themes done (printed)"""

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from agentworld_gym.mcp.tau2 import installed_domains, make_tau2_env, raw_tasks, read_records, tau2_record
 from agentworld_gym.policies import RandomPolicy, run_episode
 from agentworld_gym.policies.null import DoNothingPolicy
+from agentworld_gym.suites.tau2 import installed_domains, make_tau2_env, raw_tasks, read_records, tau2_record
 
 ROOT = Path(__file__).resolve().parents[1]
 READS = ("get_", "find_", "list_", "search_", "calculate", "think", "transfer_", "check_", "can_", "run_")

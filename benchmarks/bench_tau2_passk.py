@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentworld_gym.bench import load_policy, run_suite, wilson
+from agentworld_gym.suites.core import load_policy, run_suite, wilson
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "tau2" / "smollm2_passk.json"

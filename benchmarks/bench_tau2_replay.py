@@ -18,8 +18,8 @@ import json
 import time
 from pathlib import Path
 
-from agentworld_gym.mcp.tau2 import installed_domains, make_tau2_env, replay_report
 from agentworld_gym.policies.null import DoNothingPolicy
+from agentworld_gym.suites.tau2 import installed_domains, make_tau2_env, replay_report
 from agentworld_gym.user_simulator import ConversationOracle
 
 

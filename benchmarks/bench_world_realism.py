@@ -86,7 +86,8 @@ def before_tree(ref: str) -> Path:
     tree = Path(tempfile.mkdtemp(prefix="world-before-"))
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), ref], check=True, capture_output=True)
     for link, target in (("envs", "../envs"), ("wrappers", "../wrappers"), ("suites", "../benchmarks/suites")):
-        (tree / "agentworld_gym" / link).symlink_to(target)
+        if not (tree / "agentworld_gym" / link).exists():  # trees after issue #40 hold suites/ in the package
+            (tree / "agentworld_gym" / link).symlink_to(target)
     return tree
 
 

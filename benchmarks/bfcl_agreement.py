@@ -3,9 +3,9 @@
     python benchmarks/bfcl_agreement.py [--seeds 3] [--out benchmarks/results/bfcl]
 
 For every gradable item: the reference answer, other acceptable answers and perturbed wrong ones
-(agentworld_gym.bfcl.perturbations), each graded by agentworld_gym.bfcl and by the installed
+(agentworld_gym.suites.bfcl.perturbations), each graded by agentworld_gym.suites.bfcl and by the installed
 bfcl-eval package's ast_checker; every multi-turn item's gold turns and perturbed ones played as
-episodes (agentworld_gym.bfcl_multi_turn) against the package's multi_turn_checker (one seed: each
+episodes (agentworld_gym.suites.bfcl_multi_turn) against the package's multi_turn_checker (one seed: each
 answer replays a whole conversation). Writes agreement.json (every disagreement, per-category counts,
 skipped items and why) and agreement.md. tests/test_bfcl.py runs the same check with one seed.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentworld_gym import bfcl
+from agentworld_gym.suites import bfcl
 
 
 def main() -> None:
@@ -51,7 +51,7 @@ def main() -> None:
                     row["disagreements"] += 1
                     disagreements.append({"id": item["id"], "label": label, "ours": ours, "bfcl": theirs, "calls": calls})
     # multi-turn: every item's gold turns and perturbed ones, played as episodes, against BFCL's multi-turn checker
-    from agentworld_gym import bfcl_multi_turn as mt
+    from agentworld_gym.suites import bfcl_multi_turn as mt
 
     multi_reference = mt.reference_checker()
     rng = np.random.default_rng(0)

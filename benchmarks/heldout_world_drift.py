@@ -3,7 +3,7 @@
     python benchmarks/heldout_world_drift.py
 
 A change to world generation (agentworld_gym.world.GENERATOR_VERSION) regenerates the worlds the
-held-out suite (benchmarks/suites/heldout) was frozen on. This replays every item's gold solution on
+held-out suite (agentworld_gym/suites/heldout) was frozen on. This replays every item's gold solution on
 the current world of its theme and runs the same quality check the suite was frozen with
 (`synthesis.quality_problems`); an item whose gold replay fails, answers differently or ends in a
 different state has drifted and must be redrawn when the suite is re-frozen (make_heldout_suite.py).

@@ -3,7 +3,7 @@
     python benchmarks/make_grader_corpus.py [--out tests/fixtures/grader_corpus.jsonl] [--per-gold 3] [--seed 0]
 
 Gold values come from the project's own tasks: every answer of the frozen held-out suite
-(benchmarks/suites/heldout) and of synthesized tasks (`synthesize_task` on every flagship theme, levels
+(agentworld_gym/suites/heldout) and of synthesized tasks (`synthesize_task` on every flagship theme, levels
 1-5, seeds 0-7, kind "mixed", db_seed 0). Each gold gets `per-gold` right answers and `per-gold` wrong
 answers drawn (seeded) from the templates of its type below: sentences, markdown, quoted values, units
 and currency, other date formats, lists joined by "and", and on the wrong side near-misses, hedges,
@@ -50,7 +50,7 @@ class Args:
 
 def heldout_golds() -> list[dict]:
     out = []
-    for f in sorted((ROOT / "benchmarks/suites/heldout").glob("*.jsonl")):
+    for f in sorted((ROOT / "agentworld_gym/suites/heldout").glob("*.jsonl")):
         for line in f.read_text(encoding="utf-8").splitlines():
             t = json.loads(line)
             if t["answer_type"] not in ("none", "facts"):

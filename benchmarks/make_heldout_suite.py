@@ -1,4 +1,4 @@
-"""Freeze the held-out suite: task files under benchmarks/suites/heldout/<theme>.jsonl.
+"""Freeze the held-out suite: task files under agentworld_gym/suites/heldout/<theme>.jsonl.
 
     python benchmarks/make_heldout_suite.py            # one command; re-run it after the pool changes
     python benchmarks/make_heldout_suite.py --v3       # held-out suite v3: the same themes, tasks-v3 rules
@@ -6,7 +6,7 @@
 Themes come from the composed catalog themes of the generated pool (Toucan themes only where a
 category has too few catalog themes that qualify), never from the flagships, so every flagship stays
 available for training; the trainer excludes whatever themes have a file here
-(`agentworld_gym.bench.heldout_themes`). A theme qualifies only if it meets every pool floor: its
+(`agentworld_gym.suites.core.heldout_themes`). A theme qualifies only if it meets every pool floor: its
 nearest neighbour among all registered themes overlaps its {table.column} set by < MAX_OVERLAP, its
 write tools enforce >= MIN_RULES kinds of business rule, and it makes a verified task at every
 difficulty 1-5. For each L1 category the first `themes_per_category` qualifying themes (sorted by a
@@ -25,7 +25,7 @@ task that no cheap strategy of benchmarks/bench_null_baselines.py passes (do-not
 first id, random, the mode guess) and the oracle does; that one line of the theme's file changes, in
 place, so the rest of the suite stays byte-identical and so does every `--episodes N` sample of it
 (the sample picks by position, category and level; run on an entry the sample holds, it says so).
-Record the printed seed in REDRAWN so a full rebuild draws the same task; benchmarks/suites/heldout/
+Record the printed seed in REDRAWN so a full rebuild draws the same task; agentworld_gym/suites/heldout/
 README.md lists the entries re-drawn and why.
 """
 
@@ -53,7 +53,7 @@ OUT_V3 = Path(__file__).resolve().parent / "suites" / "heldout_v3"
 FLAGSHIP_WORLD = 7  # the db_seed of the flagship worlds suite v3 plays (training and env.reset use world 0)
 
 # Entries re-drawn after the suite was frozen (`--redo`): (theme, level, seed the build drew it with) ->
-# the seed of the task that replaced it. Why each was re-drawn: benchmarks/suites/heldout/README.md.
+# the seed of the task that replaced it. Why each was re-drawn: agentworld_gym/suites/heldout/README.md.
 REDRAWN: dict[tuple[str, int, int], int] = {
     ("bankbridge-plugin", 3, 0): 1,  # the mode guess of bench_null_baselines passed seed 0's task ("time-prove")
     ("compound", 2, 0): 1,  # generator-3 worlds: a constant answer of bench_null_baselines passed seed 0's task
@@ -125,7 +125,7 @@ def redo(entry: str, args: Args, tries: int = 200) -> tuple[int, int]:
     """Re-draw the level-LEVEL task of THEME (`entry` = "THEME:LEVEL") in its file under `args.out`, in
     place, by the first seed after the build's that gives another task (so a second --redo of an entry moves
     on from the first). Returns (the build's seed, the new task's seed)."""
-    from agentworld_gym.bench import heldout_suite
+    from agentworld_gym.suites.core import heldout_suite
     from agentworld_gym.tasks import Task
 
     theme_id, _, level_text = entry.rpartition(":")
@@ -176,7 +176,7 @@ def freeze_v3(args: Args) -> None:
 
         python benchmarks/make_heldout_suite.py --v3
     """
-    from agentworld_gym.bench import heldout_themes
+    from agentworld_gym.suites.core import heldout_themes
 
     # the held-out pool themes (world 0, as v2), and the flagship themes on a world the trainer never sees
     # (db_seed FLAGSHIP_WORLD): pool themes seldom chain the lookups levels 3-5 ask for, flagships do
@@ -203,7 +203,7 @@ def freeze_v3(args: Args) -> None:
              "the v2 suite (world 0, themes the trainer never trains on) and the 20 flagship themes on world",
              f"{FLAGSHIP_WORLD} (`db_seed`; a world the trainer never sees), one task per requested level 1-5 under the tasks-v3",
              "rules (a person's request, depth counted in dependent lookups; `docs/tasks.md`). v2 stays in",
-             "`benchmarks/suites/heldout` for comparison. Pool themes seldom chain the dependent lookups levels 3-5 ask",
+             "`agentworld_gym/suites/heldout` for comparison. Pool themes seldom chain the dependent lookups levels 3-5 ask",
              "for, so their tasks are mostly levels 1-2; the flagship part carries the deep levels.", "",
              f"{total} tasks over {len(list(tmp.glob('*.jsonl')))} themes. Requested level -> level made (a theme that cannot reach a",
              "level's depth floor steps down, as `env.reset` does):", ""]

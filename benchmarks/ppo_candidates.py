@@ -141,7 +141,7 @@ def null_baselines(eval_envs: list[tuple[gym.Env, list]], n_actions: int, episod
     """The cheap policies a PPO figure must beat, each on the held-out tasks with a 95% Wilson interval: a random
     real candidate (4 passes), always the first candidate, and the best constant slot (chosen on these same
     tasks, so an upper bound for any constant policy)."""
-    from agentworld_gym.bench import wilson
+    from agentworld_gym.suites.core import wilson
 
     def scored(rate: float, n: int) -> dict:
         wins = round(rate * n)

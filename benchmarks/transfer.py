@@ -135,7 +135,7 @@ def _write_json(path: Path, data) -> None:
 
 
 def evaluate_runs(args: Args) -> None:
-    from agentworld_gym import bench
+    from agentworld_gym.suites import core as bench
 
     wanted = args.suites.split(",")
     todo = [(r, s) for r in stage_runs(args) for s in wanted if not run_file(args.out, r[0], r[1], s).exists()]
@@ -197,7 +197,7 @@ def bfcl_v4_overall(by_cat: dict[str, tuple[int, int]]) -> dict:
 
 
 def summarise(out: Path) -> dict:
-    from agentworld_gym.bench import diff_interval, wilson
+    from agentworld_gym.suites.core import diff_interval, wilson
 
     per: dict[tuple[str, str], dict] = defaultdict(dict)  # (stage, suite) -> {seed: result}
     for f in sorted((out / "runs").glob("*/*/*.json")):
@@ -252,8 +252,8 @@ def _grams(text: str, n: int = 8) -> set[tuple[str, ...]]:
 
 def benchmark_domains() -> dict[str, dict[str, set]]:
     """Per benchmark domain: tool names, argument names, entity words and instruction 8-grams."""
-    from agentworld_gym import bfcl
-    from agentworld_gym import bfcl_multi_turn as mt
+    from agentworld_gym.suites import bfcl
+    from agentworld_gym.suites import bfcl_multi_turn as mt
 
     domains: dict[str, dict[str, set]] = defaultdict(lambda: {"tools": set(), "args": set(), "entities": set(), "grams": set()})
     try:
@@ -271,7 +271,7 @@ def benchmark_domains() -> dict[str, dict[str, set]]:
     except Exception as e:  # noqa: BLE001 - a missing bfcl-eval only narrows the audit; say so
         print(f"audit: BFCL not available ({e}); left out", file=sys.stderr)
     try:
-        from agentworld_gym.mcp.tau2 import installed_domains, make_tau2_env
+        from agentworld_gym.suites.tau2 import installed_domains, make_tau2_env
 
         for name in installed_domains():
             env = make_tau2_env(name)

@@ -30,7 +30,7 @@ def success_rate(env, act, episodes: int, seed: int) -> dict:
     """Success of `act(obs, rng) -> action` on `episodes` episodes seeded seed, seed+1, ...: rate, n, 95% interval."""
     import numpy as np
 
-    from agentworld_gym.bench import wilson
+    from agentworld_gym.suites.core import wilson
 
     rng = np.random.default_rng(seed)
     wins = 0

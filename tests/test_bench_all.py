@@ -9,7 +9,7 @@ import pytest
 from openai_standin import StandInServer
 
 from agentworld_gym.cli import main
-from agentworld_gym.mcp.tau2 import installed_domains
+from agentworld_gym.suites.tau2 import installed_domains
 
 pytest.importorskip("bfcl_eval", reason="bfcl-eval not installed (pip install 'agentworld-gym[bfcl]')")
 pytestmark = pytest.mark.skipif("mock" not in installed_domains(), reason="tau2 packages not installed")
@@ -61,7 +61,7 @@ def test_every_bench_option_has_help_with_its_default():
 
 
 def test_episodes_are_sampled_stratified_over_categories_and_levels():
-    from agentworld_gym.bench import heldout_suite, stratified_sample
+    from agentworld_gym.suites.core import heldout_suite, stratified_sample
 
     items = [(c, d, i) for c in "abc" for d in (1, 2) for i in range(10)]
     picked = stratified_sample(items, lambda x: x[:2], 12, seed=0)
@@ -77,7 +77,7 @@ def test_stratified_at_every_n_on_the_heldout_suite():
     and N=100 one task per category and level."""
     from collections import Counter
 
-    from agentworld_gym.bench import _category, heldout_suite, stratified_sample
+    from agentworld_gym.suites.core import _category, heldout_suite, stratified_sample
 
     items = heldout_suite().items
     strata = lambda t: (_category(t.theme), t.difficulty)  # noqa: E731

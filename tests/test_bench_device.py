@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from agentworld_gym.bench import check_device, load_policy
 from agentworld_gym.cli import main
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.policies.llm import load_model
+from agentworld_gym.suites.core import check_device, load_policy
 
 
 def test_hf_policy_is_loaded_on_the_requested_device(tiny):

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from agentworld_gym.bench import _play_tasks, evaluate, heldout_suite
 from agentworld_gym.cli import main
 from agentworld_gym.errors import ConfigError
+from agentworld_gym.suites.core import _play_tasks, evaluate, heldout_suite
 
 LOCAL = dict(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
 
@@ -26,7 +26,7 @@ def one_error_line(capsys, argv: list[str]) -> str:
 def test_ray_with_a_suite_or_env_that_has_no_env_episodes_is_a_config_error(capsys):
     assert "--suite heldout or all with --ray" in one_error_line(capsys, ["bench", "--env", "finance", "--ray"])
     assert "--ray-workers" in one_error_line(capsys, ["bench", "--suite", "heldout", "--ray", "--ray-workers", "0"])
-    from agentworld_gym.bench import run_suite
+    from agentworld_gym.suites.core import run_suite
 
     with pytest.raises(ConfigError, match=r"--suite heldout or all with --ray.*got --suite bfcl"):
         run_suite("bfcl", "oracle", workers=object())

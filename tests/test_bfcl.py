@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("bfcl_eval", reason="bfcl-eval not installed (pip install 'agentworld-gym[bfcl]')")
 
-from agentworld_gym import bfcl  # noqa: E402
-from agentworld_gym.bench import run_bfcl  # noqa: E402
 from agentworld_gym.errors import ConfigError  # noqa: E402
+from agentworld_gym.suites import bfcl  # noqa: E402
+from agentworld_gym.suites.core import run_bfcl  # noqa: E402
 
 
 def test_every_shipped_category_is_selectable_and_single_turn_is_the_default():
@@ -95,7 +95,7 @@ def test_multi_turn_episodes_agree_with_bfcls_multi_turn_checker():
     """A seeded sample per multi-turn category (benchmarks/bfcl_agreement.py runs every item): the gold
     turns pass, perturbed ones (a call dropped, a turn late, a call where none can serve, nothing)
     get BFCL's verdict."""
-    from agentworld_gym import bfcl_multi_turn as mt
+    from agentworld_gym.suites import bfcl_multi_turn as mt
 
     reference = mt.reference_checker()
     rng = np.random.default_rng(0)
@@ -134,8 +134,8 @@ def test_a_function_named_with_a_functions_prefix_keeps_it(item_id):
 def test_batched_model_replies_come_back_in_item_order(tiny):
     """BFCL prompts are batched by length (a batch pads to its longest prompt); each reply must still be its own
     item's: the batched replies equal generating for each item alone (greedy)."""
-    from agentworld_gym.bench import _bfcl_replies
     from agentworld_gym.policies.llm import make_llm_policy
+    from agentworld_gym.suites.core import _bfcl_replies
 
     items = bfcl.load_bfcl(cats=["simple_python"])[:3] + bfcl.load_bfcl(cats=["parallel"])[:2]
     assert len({len(json.dumps(x["functions"])) for x in items}) > 1  # prompts of different lengths, so the order changes

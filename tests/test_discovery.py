@@ -17,8 +17,9 @@ import agentworld_gym  # noqa: F401  (registers the pool)
 from agentworld_gym import envs
 from agentworld_gym.discovery import archetypes
 from agentworld_gym.discovery.forge import forge_tool, phrase_ok
+from agentworld_gym.discovery.formats import read_catalog
 from agentworld_gym.discovery.pipeline import discover, prepare, read_record, run_source, theme_from_record
-from agentworld_gym.discovery.sources import Source, read_catalog, read_toucan
+from agentworld_gym.discovery.sources import Source, read_toucan
 from agentworld_gym.discovery.validate import validate_tool
 from agentworld_gym.utils.check import check_env
 from agentworld_gym.world import build_template
@@ -263,7 +264,7 @@ def test_composed_catalog_themes_are_distinct_and_the_frozen_suite_themes_keep_t
     from agentworld_gym.discovery.pool import FROZEN, MAX_OVERLAP, OverlapIndex, base_jobs, load_facts
 
     rows = json.loads(catalog.INDEX_PATH.read_text())["themes"]
-    heldout = {p.stem for p in (Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "heldout").glob("*.jsonl")}
+    heldout = {p.stem for p in (Path(__file__).resolve().parents[1] / "agentworld_gym" / "suites" / "heldout").glob("*.jsonl")}
     assert heldout == FROZEN
     assert not [r[0] for r in rows if r[3] == "catalog" and not isinstance(r[4], dict)]  # no archetype variants are left
     by_id = {r[0]: r for r in rows}

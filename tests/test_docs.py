@@ -101,7 +101,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
 def test_figures_in_the_docs_match_the_code():
     """Figures stated in prose, against what the code holds (the counts of the pool are generated, readme_tables.py)."""
     from agentworld_gym import actions, envs
-    from agentworld_gym.bench import _category, heldout_suite
+    from agentworld_gym.suites.core import _category, heldout_suite
     from agentworld_gym.synthesis import PRIOR_SAMPLE
 
     readme, pages = README.read_text(encoding="utf-8"), {p.name: p.read_text(encoding="utf-8") for p in PAGES}

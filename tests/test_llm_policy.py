@@ -186,7 +186,7 @@ def test_bad_specs_are_config_errors():
 def test_local_model_options_pass_an_openai_endpoint_by():
     """`bench`/`make_policy` hand every LLM spec the same options; an endpoint takes the temperature and keeps its
     own max_tokens, since device, dtype and max_new_tokens place and bound a model loaded here."""
-    from agentworld_gym.bench import load_policy
+    from agentworld_gym.suites.core import load_policy
 
     for policy in (make_policy("openai:m@http://x/v1", device="cuda", dtype="bfloat16"),
                    load_policy("openai:m@http://x/v1", temperature=0.5, max_new_tokens=5, device="cuda:7")):

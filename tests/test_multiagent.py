@@ -119,9 +119,9 @@ def test_user_ends_the_conversation_and_both_agents_are_graded():
     assert env.infos[ASSISTANT]["verification"]["passed"] is False  # nothing was done
 
 
-@pytest.mark.skipif("mock" not in __import__("agentworld_gym.mcp.tau2", fromlist=["x"]).installed_domains(), reason="tau2 not installed")
+@pytest.mark.skipif("mock" not in __import__("agentworld_gym.suites.tau2", fromlist=["x"]).installed_domains(), reason="tau2 not installed")
 def test_a_tau2_domain_as_the_assistant_user_env():
-    from agentworld_gym.mcp.tau2 import make_tau2_env
+    from agentworld_gym.suites.tau2 import make_tau2_env
 
     env = AssistantUserEnv(task_env=make_tau2_env("airline"), max_turns=40)
     try:

@@ -17,8 +17,8 @@ from release_fixture import PUBLISHED_QUESTIONS, write_published_release, write_
 from agentworld_gym.actions import ToolCall
 from agentworld_gym.cli import main as cli_main
 from agentworld_gym.mcp.release import ReleaseBackend, find_environments, load_spec
-from agentworld_gym.mcp.release_tasks import load_release_tasks, mask_volatile, questions_file
 from agentworld_gym.policies.base import OraclePolicy, run_episode
+from agentworld_gym.suites.release import load_release_tasks, mask_volatile, questions_file
 from agentworld_gym.tasks import verify
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)")
@@ -336,7 +336,7 @@ def test_the_benchmark_calls_a_release_whose_questions_do_not_load_unhealthy(tmp
 
 
 def test_criteria_wording_steps_ranges_ordinals_and_what_cannot_be_checked():
-    from agentworld_gym.mcp.release_tasks import compile_criteria, criterion_met
+    from agentworld_gym.suites.release import compile_criteria, criterion_met
 
     chain = [{"name": "find", "arguments": {}}, {"name": "lend", "arguments": {}}, {"name": "notify", "arguments": {}}]
     outputs = [('{"isbn": "978-0441013593", "copies": 2}', {"isbn": "978-0441013593", "copies": 2}),

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentworld_gym.bench import wilson
+from agentworld_gym.suites.core import wilson
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from agentworld_gym import envs
-from agentworld_gym.bench import (
+from agentworld_gym.cli import main
+from agentworld_gym.errors import ConfigError
+from agentworld_gym.suites.bfcl import gold_reply, load_bfcl, score_bfcl
+from agentworld_gym.suites.core import (
     heldout_themes,
     load_heldout,
     markdown_table,
@@ -16,9 +19,6 @@ from agentworld_gym.bench import (
     run_heldout,
     save_result,
 )
-from agentworld_gym.bfcl import gold_reply, load_bfcl, score_bfcl
-from agentworld_gym.cli import main
-from agentworld_gym.errors import ConfigError
 from agentworld_gym.train.common import training_themes
 
 
@@ -97,7 +97,7 @@ def test_redo_redraws_one_entry_in_place(tmp_path):
     import shutil
     import sys
 
-    from agentworld_gym.bench import suites_dir
+    from agentworld_gym.suites.core import suites_dir
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from make_heldout_suite import Args, cheap_wins, redo
@@ -121,7 +121,7 @@ def test_redo_redraws_one_entry_in_place(tmp_path):
 
 
 def run_sample(folder):
-    from agentworld_gym.bench import heldout_suite
+    from agentworld_gym.suites.core import heldout_suite
 
     return heldout_suite(100, 0, path=folder).items
 

@@ -15,10 +15,12 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
-from agentworld_gym.bench import pass_hat_k, pass_k_table
 from agentworld_gym.errors import ConfigError, InputFormatError
 from agentworld_gym.mcp.registration import tau2_env_id
-from agentworld_gym.mcp.tau2 import (
+from agentworld_gym.policies import OraclePolicy, RandomPolicy, run_episode
+from agentworld_gym.policies.null import DoNothingPolicy
+from agentworld_gym.suites.core import pass_hat_k, pass_k_table
+from agentworld_gym.suites.tau2 import (
     action_matches,
     get_domain,
     import_tau2,
@@ -29,8 +31,6 @@ from agentworld_gym.mcp.tau2 import (
     replay_report,
     tau2_record,
 )
-from agentworld_gym.policies import OraclePolicy, RandomPolicy, run_episode
-from agentworld_gym.policies.null import DoNothingPolicy
 from agentworld_gym.user_simulator import ConversationOracle, scenario_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def test_replay_reports_erroring_gold_calls_as_failures(tmp_path):
     report = import_tau2(str(folder), replay=True)
     assert "mock" in report["failed"] and writer["id"] in report["failed"]["mock"]
     assert writer["id"] in report["replay"]["mock"]["gold_with_errors"]
-    gym.register(id=tau2_env_id("mock"), entry_point="agentworld_gym.mcp.tau2:make_tau2_env", kwargs={"domain": "mock"},
+    gym.register(id=tau2_env_id("mock"), entry_point="agentworld_gym.suites.tau2:make_tau2_env", kwargs={"domain": "mock"},
                  disable_env_checker=True)  # put the packaged data back for the other tests
 
 

@@ -15,9 +15,9 @@ import pytest
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.mcp import tau2_domains
 from agentworld_gym.mcp.registration import tau2_env_id
-from agentworld_gym.mcp.tau2 import make_tau2_env, raw_tasks, read_records, tau2_record
 from agentworld_gym.policies import run_episode
 from agentworld_gym.policies.null import DoNothingPolicy
+from agentworld_gym.suites.tau2 import make_tau2_env, raw_tasks, read_records, tau2_record
 from agentworld_gym.user_simulator import ConversationOracle, ScriptedUser
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -97,8 +97,8 @@ def test_discovered_themes_work_from_every_subcommand_with_pool(discovered, tmp_
 
 
 def test_training_themes_take_any_form_and_the_held_out_check_sees_through_it():
-    from agentworld_gym.bench import heldout_themes
     from agentworld_gym.errors import ConfigError
+    from agentworld_gym.suites.core import heldout_themes
     from agentworld_gym.train.common import training_themes
 
     assert training_themes(["AgentWorld/finance-v0", "retail"]) == ["finance", "retail"]

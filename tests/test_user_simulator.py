@@ -12,9 +12,9 @@ from openai_standin import StandInServer
 
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.errors import ConfigError
-from agentworld_gym.mcp.tau2 import get_domain, installed_domains
 from agentworld_gym.policies import OraclePolicy, run_episode
 from agentworld_gym.policies.null import DoNothingPolicy
+from agentworld_gym.suites.tau2 import get_domain, installed_domains
 from agentworld_gym.user_simulator import (
     OUT_OF_SCOPE,
     STOP,

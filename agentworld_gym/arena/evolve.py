@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bench import wilson
 from ..errors import ConfigError, TaskError
+from ..suites.core import wilson
 from ..tasks import Task, load_tasks, save_tasks
 from . import diagnose as dg
 from . import target as tg

@@ -8,8 +8,8 @@ Bring your own tools: `formats` (inputs recognised by shape), `summary` (what a 
 dropped, per tool), `load` (`load_pool(DIR)` registers a discovered folder).
 """
 
-from .formats import read_input, read_mcp
+from .formats import read_catalog, read_input, read_mcp
 from .pipeline import ThemeResult, discover, forge_theme, prepare, run_source, theme_from_record
-from .sources import BadInput, Source, read_catalog
+from .sources import BadInput, Source
 
 __all__ = ["BadInput", "Source", "ThemeResult", "discover", "forge_theme", "prepare", "read_catalog", "read_input", "read_mcp", "run_source", "theme_from_record"]

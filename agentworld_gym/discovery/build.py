@@ -9,7 +9,7 @@ import numpy as np
 
 from ..world import ThemeSpec, build_template, open_copy, sql_name
 from . import archetypes
-from .infer import TableDraft, ThemeDraft, fk_column, key_column, parse_field, singular
+from .infer import TableDraft, ThemeDraft, brand, fk_column, key_column, parse_field, pk_name, singular, slugify, stable_seed
 
 TEXT_PROVIDERS = ("name", "company", "catch_phrase", "bs", "city", "word", "user_name", "slug", "email", "domain_name", "country", "sentence")
 
@@ -225,3 +225,50 @@ def bind_examples(templates: list[dict], spec: ThemeSpec, blob: bytes) -> list[d
     finally:
         conn.close()
     return templates
+
+
+def compose(code: str, variant: int, *, label: str | None = None, name: str | None = None, theme_id: str | None = None,
+            source: str = "catalog", rounds: int | None = None) -> ThemeDraft:
+    """A theme of L2 category `code` composed from the archetype library, deterministic in `variant`.
+
+    Each variant keeps a different subset of tables and fields and different row counts, so
+    schemas genuinely differ; `rounds` complexification rounds (default: variant-dependent) add
+    tables, columns and rows.
+    """
+    from ..envs import taxonomy
+
+    cat = taxonomy.L2[code]
+    rng = np.random.default_rng(stable_seed(code, variant, label or "", name or ""))
+    labels = archetypes.labels_of(code)
+    label = label or labels[variant % len(labels)]
+    defs = archetypes.tables_of(code)
+    # a connected subset: pick tables, then add their parents
+    k = int(rng.integers(2, len(defs) + 1))
+    chosen = {defs[i].name for i in rng.choice(len(defs), size=k, replace=False)}
+    by_name = {d.name: d for d in defs}
+    for n in list(chosen):
+        p = by_name[n].parent
+        while p:
+            chosen.add(p)
+            p = by_name[p].parent
+    title = name or f"{brand(stable_seed(code, variant))} {label.title()}"
+    draft = ThemeDraft(
+        id=theme_id or f"{slugify(label)}-{variant // len(labels) + 1}", title=title, category=taxonomy.L1[cat.parent].name,
+        subcategory=cat.name, label=label, source=source,
+        description=f"You help the users of this {label} look up, change and summarise its records.",
+    )
+    for d in defs:
+        if d.name not in chosen:
+            continue
+        cols = [key_column(d.name)]
+        if d.parent:
+            cols.append(fk_column(pk_name(d.parent), d.parent))
+        fields = [f for f in d.fields if rng.random() < 0.8] or list(d.fields[:2])
+        if len(fields) < 2:
+            fields = list(d.fields[:3])
+        cols += [parse_field(f) for f in fields]
+        rows = int(rng.integers(15, 41)) if not d.parent else int(rng.integers(30, 121))
+        draft.tables.append(TableDraft(d.name, cols, d.parent, rows))
+
+    n_rounds = int(rng.integers(0, 3)) if rounds is None else rounds
+    return complexify(draft, n_rounds, seed=stable_seed(code, variant, "rounds"))

@@ -406,7 +406,6 @@ def plan_catalog(profiles: Path, index, used: set[str], target: int = 1400, limi
 
 def _take(p: dict, matched: list[str], index, used: set[str]):
     """One planned theme for profile `p`, or None (slug taken, too little called for, or every combination too close)."""
-    from .pool import MAX_OVERLAP
     from .sources import Source
 
     tid = slugify(p["name"])
@@ -459,3 +458,6 @@ def _about(text: str) -> str:
     if len(first) > ABOUT_CAP:  # cut at a word, never mid-word
         first = first[:ABOUT_CAP].rsplit(" ", 1)[0].rstrip(",;:-— ") + "..."
     return first.strip()
+
+
+MAX_OVERLAP = 0.6  # a theme stays only if its nearest neighbour's {table.column} Jaccard is below this

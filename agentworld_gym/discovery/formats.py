@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -318,3 +319,9 @@ def _command_name(argv: list[str]) -> str:
     script = next((a for a in reversed(argv) if a.endswith((".py", ".js", ".ts", ".mjs"))), None)
     base = Path(script or argv[0]).name.rsplit(".", 1)[0] if script else Path(argv[0]).name
     return base.replace("_", " ").replace("-", " ")
+
+
+def read_catalog(path: str | Path, fmt: str | None = None) -> Iterator[Source | BadInput]:
+    """Any accepted input (see discovery.formats: detected by shape, or `fmt`); raises InputFormatError
+    for anything else."""
+    yield from read_input(path, fmt).items

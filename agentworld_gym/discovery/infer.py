@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import zlib
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..theme import humanize
+from ..theme import humanize, singular
 from ..world import Column, Table, ThemeSpec
 from . import archetypes
+from .sources import stable_seed
 
 # ------------------------------------------------------------------------------------------ columns
 
@@ -109,19 +107,6 @@ def parse_field(token: str) -> Column:
 
 # ------------------------------------------------------------------------------------------ names
 
-_IE_WORDS = frozenset(("movie", "cookie", "zombie", "calorie", "selfie", "rookie", "genie", "tie", "pie", "lie"))
-
-
-def singular(word: str) -> str:
-    if word[:-1] in _IE_WORDS:
-        return word[:-1]  # movies -> movie, not movy
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is", "news", "data")):
-        return word[:-1]
-    return word
 
 
 def plural(word: str) -> str:
@@ -168,10 +153,6 @@ def _prefixes(names: list[str]) -> dict[str, str]:
         used.add(cand)
         out[n] = cand + "-"
     return out
-
-
-def stable_seed(*parts) -> int:
-    return zlib.crc32("|".join(map(str, parts)).encode())
 
 
 # ------------------------------------------------------------------------------------------ drafts
@@ -259,54 +240,6 @@ _BRANDS_B = ("wind", "ridge", "port", "line", "works", "hub", "field", "stone", 
 
 def brand(seed: int) -> str:
     return _BRANDS_A[seed % len(_BRANDS_A)] + _BRANDS_B[(seed // len(_BRANDS_A)) % len(_BRANDS_B)]
-
-
-def compose(code: str, variant: int, *, label: str | None = None, name: str | None = None, theme_id: str | None = None,
-            source: str = "catalog", rounds: int | None = None) -> ThemeDraft:
-    """A theme of L2 category `code` composed from the archetype library, deterministic in `variant`.
-
-    Each variant keeps a different subset of tables and fields and different row counts, so
-    schemas genuinely differ; `rounds` complexification rounds (default: variant-dependent) add
-    tables, columns and rows.
-    """
-    from ..envs import taxonomy
-
-    cat = taxonomy.L2[code]
-    rng = np.random.default_rng(stable_seed(code, variant, label or "", name or ""))
-    labels = archetypes.labels_of(code)
-    label = label or labels[variant % len(labels)]
-    defs = archetypes.tables_of(code)
-    # a connected subset: pick tables, then add their parents
-    k = int(rng.integers(2, len(defs) + 1))
-    chosen = {defs[i].name for i in rng.choice(len(defs), size=k, replace=False)}
-    by_name = {d.name: d for d in defs}
-    for n in list(chosen):
-        p = by_name[n].parent
-        while p:
-            chosen.add(p)
-            p = by_name[p].parent
-    title = name or f"{brand(stable_seed(code, variant))} {label.title()}"
-    draft = ThemeDraft(
-        id=theme_id or f"{slugify(label)}-{variant // len(labels) + 1}", title=title, category=taxonomy.L1[cat.parent].name,
-        subcategory=cat.name, label=label, source=source,
-        description=f"You help the users of this {label} look up, change and summarise its records.",
-    )
-    for d in defs:
-        if d.name not in chosen:
-            continue
-        cols = [key_column(d.name)]
-        if d.parent:
-            cols.append(fk_column(pk_name(d.parent), d.parent))
-        fields = [f for f in d.fields if rng.random() < 0.8] or list(d.fields[:2])
-        if len(fields) < 2:
-            fields = list(d.fields[:3])
-        cols += [parse_field(f) for f in fields]
-        rows = int(rng.integers(15, 41)) if not d.parent else int(rng.integers(30, 121))
-        draft.tables.append(TableDraft(d.name, cols, d.parent, rows))
-    from .build import complexify
-
-    n_rounds = int(rng.integers(0, 3)) if rounds is None else rounds
-    return complexify(draft, n_rounds, seed=stable_seed(code, variant, "rounds"))
 
 
 # ------------------------------------------------------------------------------------------ real tool schemas

@@ -22,9 +22,9 @@ import numpy as np
 
 from ..theme import Theme
 from ..world import ThemeSpec, build_template
-from .build import attach_rules, bind_examples, complexify, finish_templates
+from .build import attach_rules, bind_examples, complexify, compose, finish_templates
 from .forge import WRITE_KINDS, forge_tool, path_companions, phrase_ok, plan_tools
-from .infer import MAX_MISSING_FIELDS, Skipped, compose, infer_from_tools, slugify, stable_seed
+from .infer import MAX_MISSING_FIELDS, Skipped, infer_from_tools, slugify, stable_seed
 from .mapping import map_to_taxonomy
 from .sources import BadInput, Source
 from .validate import ToolReport, validate_tool

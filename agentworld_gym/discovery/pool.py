@@ -11,6 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from .entities import MAX_OVERLAP
 from .infer import slugify
 from .sources import Source, read_toucan
 
@@ -106,14 +107,13 @@ def taken_ids() -> set[str]:
     """Theme names already used by registered envs (flagships, external domains, pools): pool ids avoid them."""
     import gymnasium as gym
 
-    import agentworld_gym  # noqa: F401  (registers the flagships)
-
+    from .. import envs  # noqa: F401  (registers the flagships)
     from ..envs import catalog
 
     return {k.split("/", 1)[1].rsplit("-v", 1)[0] for k in gym.registry if k.startswith("AgentWorld/")} - set(catalog._ROWS)
 
 
-# The composed catalog themes the frozen held-out suite (benchmarks/suites/heldout, picked by
+# The composed catalog themes the frozen held-out suite (agentworld_gym/suites/heldout, picked by
 # benchmarks/make_heldout_suite.py) plays: a rebuild takes their recipes from the committed index
 # instead of planning them afresh, so their worlds and tools stay byte-identical.
 FROZEN = frozenset((
@@ -129,9 +129,6 @@ FROZEN = frozenset((
     "stock-info-mcp", "taoke-mcp", "task-researcher", "think-mcp", "uniprot-mcp-server", "vibe-code-benchmark",
     "websearch-tools", "x402-gateway-base", "youtube-watchlater-mcp",
 ))
-MAX_OVERLAP = 0.6  # a theme stays only if its nearest neighbour's {table.column} Jaccard is below this
-
-
 def base_jobs(facts: list[list], per_l2: int = PER_L2, data_dir: Path = DATA) -> tuple[list[tuple[str, Source, str]], set[str]]:
     """The frozen composed themes and every Toucan server, with the ids they have always had (an id
     in the committed index wins; the retired archetype variants still reserve theirs); returns (jobs, ids used)."""
@@ -349,7 +346,7 @@ def class_report(records: list[dict]) -> dict:
     return {"tools_by_class": dict(sorted(forged.items())), "dropped_by_class": dict(sorted(dropped.items())), "dropped_reasons": top}
 
 
-HELDOUT = Path(__file__).resolve().parents[2] / "benchmarks" / "suites" / "heldout"
+HELDOUT = Path(__file__).resolve().parents[2] / "agentworld_gym" / "suites" / "heldout"
 
 
 def frozen_rows(data_dir: Path = DATA, heldout: Path = HELDOUT) -> dict[str, list]:

@@ -6,11 +6,10 @@ accepted and how they are recognised is in `formats`."""
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-from .infer import stable_seed
 
 
 @dataclass
@@ -118,9 +117,5 @@ def catalog_sources(per_l2: int = 30) -> Iterator[Source]:
             yield Source(f"{code}#{v}", "catalog", (), "", None, f"catalog:{code}:{v}", code=code, variant=v)
 
 
-def read_catalog(path: str | Path, fmt: str | None = None) -> Iterator[Source | BadInput]:
-    """Any accepted input (see discovery.formats: detected by shape, or `fmt`); raises InputFormatError
-    for anything else."""
-    from .formats import read_input
-
-    yield from read_input(path, fmt).items
+def stable_seed(*parts) -> int:
+    return zlib.crc32("|".join(map(str, parts)).encode())

@@ -8,6 +8,8 @@ from typing import Any
 from ..env import AgentWorldEnv
 from ..tasks import Task
 
+DEFAULT_HOST = "127.0.0.1"  # servers bind this machine only: never the network unless asked for
+
 
 def draw_tasks(env_id: str, n: int, seed: int = 0, **make_kwargs) -> list[dict]:
     """`n` tasks drawn by resetting `env_id` (a theme or a pool id) with seeds seed, seed+1, ...

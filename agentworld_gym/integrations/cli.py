@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-DEFAULT_HOST = "127.0.0.1"
+from ._common import DEFAULT_HOST
 
 
 def add_commands(sub) -> None:

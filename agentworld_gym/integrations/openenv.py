@@ -28,7 +28,7 @@ from openenv.core import EnvClient  # noqa: E402
 from openenv.core.client_types import StepResult  # noqa: E402
 from openenv.core.env_server import Action, Environment, Observation, State, create_fastapi_app  # noqa: E402
 
-from .cli import DEFAULT_HOST  # noqa: E402  (127.0.0.1: never the network unless asked for)
+from ._common import DEFAULT_HOST  # noqa: E402  (127.0.0.1: never the network unless asked for)
 
 
 class AgentWorldAction(Action):
@@ -62,7 +62,7 @@ class AgentWorldOpenEnv(Environment):
     def __init__(self, env_id: str = "AgentWorld/finance-v0", **make_kwargs):
         import gymnasium as gym
 
-        import agentworld_gym  # noqa: F401  (registers the ids)
+        from .. import envs  # noqa: F401  (registers the ids)
 
         super().__init__()
         self.env = gym.make(env_id, **make_kwargs)

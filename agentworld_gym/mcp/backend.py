@@ -220,3 +220,8 @@ def make_mcp_env(command: Sequence[str] | None = None, url: str | None = None, t
     except BaseException:
         backend.close()
         raise
+
+
+def state_digest(state: dict) -> str:
+    """The state hash of a `ReleaseBackend.state()` dict (file by file, as `state_hash` computes it)."""
+    return json_hash({name: json_hash(value) for name, value in state.items()})

@@ -37,7 +37,7 @@ def cmd_import(args) -> int:
                            f"{r['synthesized']} synthesized" for gid, r in report["tasks"].items()]
         report["notes"].append(f"remembered in {report['index']}: later processes register these ids on `import agentworld_gym`")
     else:
-        from .tau2 import import_tau2
+        from ..suites.tau2 import import_tau2
 
         report = import_tau2(args.path, replay=args.replay)
     if args.json:

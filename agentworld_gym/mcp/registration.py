@@ -23,7 +23,7 @@ def tau2_env_id(domain: str) -> str:
 
 def register_tau2(domain: str, data: str | None = None) -> str:
     kwargs = {"domain": domain} if data is None else {"domain": domain, "data": data}
-    gym.register(id=tau2_env_id(domain), entry_point="agentworld_gym.mcp.tau2:make_tau2_env", kwargs=kwargs, disable_env_checker=True)
+    gym.register(id=tau2_env_id(domain), entry_point="agentworld_gym.suites.tau2:make_tau2_env", kwargs=kwargs, disable_env_checker=True)
     return tau2_env_id(domain)
 
 

@@ -58,7 +58,7 @@ from ..sandbox import (
 from ..tasks import Task
 from ..theme import SUBMIT_SCHEMA, tools_prompt
 from ..tools import ToolResult, to_text, validate_arguments
-from .backend import json_hash
+from .backend import json_hash, state_digest
 from .client import check_schema
 from .registration import RELEASE_ENTRY_POINT, data_home, env_id_for, index_path, read_index, register_release_env
 
@@ -141,11 +141,6 @@ def _send(proc, data: bytes, deadline: float) -> str | None:
         except (BrokenPipeError, OSError):
             return "the tool process exited"
     return None
-
-
-def state_digest(state: dict) -> str:
-    """The state hash of a `ReleaseBackend.state()` dict (file by file, as `state_hash` computes it)."""
-    return json_hash({name: json_hash(value) for name, value in state.items()})
 
 
 def find_environments(path: str | Path) -> dict[str, tuple[Path, Path | None]]:
@@ -366,7 +361,7 @@ class ReleaseBackend:
 
     def grade(self, task: Task, verification):
         """`verification` plus the task's success criteria, checked against this episode's tool results (`release_tasks.grade`)."""
-        from .release_tasks import grade
+        from ..suites.release import grade
 
         if isinstance(self.judge, str):
             from ..policies.base import make_policy
@@ -448,7 +443,7 @@ class ReleaseBackend:
 
 def _fingerprint(path: str | Path, env_id: str) -> str:
     """Changes when the environment's checkpoint or questions change (then its tasks are rebuilt)."""
-    from .release_tasks import questions_file
+    from ..suites.release import questions_file
 
     checkpoint, _ = find_environments(path)[env_id]
     files = [checkpoint, questions_file(Path(path), env_id)]
@@ -457,9 +452,9 @@ def _fingerprint(path: str | Path, env_id: str) -> str:
 
 def release_tasks(backend: ReleaseBackend, path: str | Path, n_tasks: int = 6, seed: int = 0, examples: dict | None = None) -> tuple[list[Task], dict]:
     """The release's verified tasks for this environment plus synthesized ones on top; cached in data_home()."""
+    from ..suites.release import ReleaseTaskReport, load_release_tasks, questions_file, recheck_synthesized
     from ..tasks import load_tasks, save_tasks
     from .discovery import discover_tasks
-    from .release_tasks import ReleaseTaskReport, load_release_tasks, questions_file, recheck_synthesized
 
     cache = data_home() / "release" / f"{backend.env_id}-{_fingerprint(path, backend.env_id)}-n{n_tasks}-s{seed}-v{TASKS_VERSION}"
     if (cache / "tasks.jsonl").is_file() and (cache / "report.json").is_file():

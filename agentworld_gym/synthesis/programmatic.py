@@ -39,6 +39,7 @@ from .graph import (
     knobs,
     level,
     lookalikes,
+    output_kind,
     quality,
     sample_key,
     sample_plain,
@@ -59,16 +60,6 @@ def _label(records: list[dict], idf: str) -> str:
         if all(isinstance(v, str) and v.strip() for v in vals) and len(set(vals)) == len(vals):
             return f
     return idf
-
-
-def output_kind(t: Tool) -> type | None:
-    """list or dict from the tool function's return annotation; None when it does not say."""
-    hint = getattr(t.fn, "__annotations__", {}).get("return")
-    if isinstance(hint, str):  # postponed annotations: "list", "list[dict]", "dict"
-        hint = hint.split("[")[0].strip()
-        return {"list": list, "dict": dict}.get(hint)
-    origin = typing.get_origin(hint) or hint
-    return origin if origin in (list, dict) else None
 
 
 @lru_cache(maxsize=4096)

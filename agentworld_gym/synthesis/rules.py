@@ -37,7 +37,7 @@ SHAPES = ("refusal", "allowed", "path")
 
 
 def _noun(table: str) -> str:
-    from ..discovery.infer import singular
+    from ..theme import singular
 
     return humanize(singular(table))
 

@@ -29,7 +29,7 @@ STATE_FILE = "trainer_state.pt"
 def training_themes(themes: Sequence[str] | None = None) -> list[str]:
     """The given themes, or every registered flagship; held-out suite themes are always removed."""
     from .. import envs
-    from ..bench import heldout_themes
+    from ..suites.core import heldout_themes
 
     held = heldout_themes()
     # a name in any form (`finance`, `AgentWorld/finance-v0`) is the theme's id before the held-out check, which compares ids

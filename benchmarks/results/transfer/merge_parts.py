@@ -17,7 +17,7 @@ import transfer  # noqa: E402
 
 
 def main() -> None:
-    from agentworld_gym.bench import _row, best_null
+    from agentworld_gym.suites.core import _row, best_null
 
     files = sorted(HERE.glob("parts/g*/runs/*/*/bfcl.json"))
     runs_of = {(f.parent.parent.name, f.parent.name) for f in files}

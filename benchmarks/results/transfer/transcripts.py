@@ -12,7 +12,7 @@ import json
 
 
 def shape(text: str, names: set[str]) -> str:
-    from agentworld_gym import bfcl
+    from agentworld_gym.suites import bfcl
 
     try:
         calls = bfcl.decode(text, names)
