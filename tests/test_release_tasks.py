@@ -357,3 +357,26 @@ def test_criteria_wording_steps_ranges_ordinals_and_what_cannot_be_checked():
     assert not criterion_met(c[0], log)  # L-00012 is not L-0001
     assert criterion_met(c[0], [*log, {"name": "lend", "ok": True, "text": outputs[1][0]}])
     assert not criterion_met(c[0], [log[0], {"name": "lend", "ok": False, "text": outputs[1][0]}])  # an error result does not count
+
+
+def test_the_release_questions_are_a_suite_with_null_baselines(published):
+    """`suites.release_suite`: the questions that replay are the items (the loader's own counts), the oracle solves
+    every one through the release envs, and no null baseline solves any."""
+    from agentworld_gym.suites import BUILDERS, evaluate
+
+    suite = BUILDERS["release"](published)
+    assert len(suite.items) == 8 and {env for env, _ in suite.items} == {"2040117", "3115020", "5066731"}
+    assert suite.notes["environments"]["3115020"] == {"questions": 4, "loaded": 3, "replayed": 2, "dropped": 1, "not_replayed": 1}
+    result = evaluate(suite, "oracle")
+    assert result["overall"]["all"]["success_mean"] == 1.0 and result["n_items"] == 8
+    assert result["overall"]["all"]["best_null"]["success"] == 0.0
+    assert set(result["category"]) == {"2040117", "3115020", "5066731"}
+
+
+def test_a_folder_without_questions_is_one_config_error(tmp_path):
+    from agentworld_gym.errors import ConfigError
+    from agentworld_gym.suites import release_suite
+
+    (tmp_path / "environment_mix").mkdir()
+    with pytest.raises(ConfigError, match="Expected release questions"):
+        release_suite(tmp_path)

@@ -483,7 +483,9 @@ def make_release_env(path: str, env_id: str, tasks=None, n_tasks: int = 6, seed:
     without one they are listed in the verification's `criteria_not_graded`."""
     from ..env import AgentWorldEnv
 
-    backend = ReleaseBackend(path, env_id, timeout, unsafe=unsafe, judge=judge, limits=limits)
+    # Given tasks name the call logs their state hashes leave out; the backend must leave them out too.
+    excluded = sorted({name for t in tasks or () for name in t.features.get("state_excluded", ())})
+    backend = ReleaseBackend(path, env_id, timeout, unsafe=unsafe, judge=judge, limits=limits, excluded=excluded)
     try:
         if tasks is None:
             tasks, report = release_tasks(backend, path, n_tasks, seed, examples)

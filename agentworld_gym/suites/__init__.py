@@ -13,8 +13,9 @@ Suites (BUILDERS name -> function returning a Suite; `run_suite(name, policy)` d
 * ``bfcl`` - BFCL single-turn (`suites.bfcl`, BFCL's AST rules) and multi-turn
   (`suites.bfcl_multi_turn`, API state after every turn) categories;
 * ``tau2`` - every installed tau2 domain over its MCP server (`suites.tau2`);
-* release questions - the Agent-World release's own questions on AgentWorld/release-<id>-v0
-  (`suites.release`: loading, replay checks and grading; played through the release env).
+* ``release`` - an Agent-World release folder's own questions, each played on its release environment
+  (`release_suite(path)`; `suites.release`: loading, replay checks and grading); it needs the folder, so
+  `run_suite`/`agentworld bench --suite all` leave it out: `evaluate(release_suite(path), policy)`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .core import (
     pass_hat_k,
     pass_k_table,
     play_nulls,
+    release_suite,
     run_all,
     run_bfcl,
     run_heldout,
@@ -45,8 +47,8 @@ from .core import (
     wilson,
 )
 
-BUILDERS = {"heldout": heldout_suite, "bfcl": bfcl_suite, "tau2": tau2_suite}
+BUILDERS = {"heldout": heldout_suite, "bfcl": bfcl_suite, "tau2": tau2_suite, "release": release_suite}
 
 __all__ = ["ALL", "BUILDERS", "SUITES", "Suite", "best_null", "bfcl_suite", "diff_interval", "evaluate", "heldout_suite",
-           "heldout_themes", "load_heldout", "over_seeds", "pass_hat_k", "pass_k_table", "play_nulls", "run_all", "run_bfcl",
+           "heldout_themes", "load_heldout", "over_seeds", "pass_hat_k", "pass_k_table", "play_nulls", "release_suite", "run_all", "run_bfcl",
            "run_heldout", "run_suite", "run_tau2", "stratified_sample", "suites_dir", "tau2_suite", "wilson"]

@@ -511,6 +511,59 @@ def _with_judge(result: dict) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
+# Agent-World release questions
+
+
+def release_suite(path: str | Path, episodes: int | None = None, seed: int = 0, judge: str | None = None,
+                  unsafe: bool = False, max_turns: int = 20) -> Suite:
+    """The release's own questions (`environment_mix/questions/<env>.json`) of every environment in the release
+    folder `path`, each played on its release environment (the sandbox unless `unsafe`). Only questions whose gold
+    chain replays to 1.0 are items (`suites.release.load_release_tasks`); the others are counted in notes."""
+    from ..mcp.release import ReleaseBackend, find_environments, make_release_env
+    from .release import load_release_tasks, questions_file
+
+    items, reports = [], {}
+    for env_id in find_environments(path):
+        questions = questions_file(Path(path), env_id)
+        if questions is None:
+            continue
+        backend = ReleaseBackend(path, env_id, unsafe=unsafe)
+        try:
+            tasks, report = load_release_tasks(backend, questions)
+        finally:
+            backend.close()
+        reports[env_id] = {"questions": report.questions, "loaded": report.loaded, "replayed": report.replayed,
+                           "dropped": len(report.dropped), "not_replayed": len(report.not_replayed)}
+        items += [(env_id, t) for t in tasks]
+    if not items:
+        raise ConfigError(f"Expected release questions that replay under {str(path)!r}, got none ({reports or 'no questions folder'}). "
+                          "Check the folder with: agentworld import agentworld-release PATH")
+    items = stratified_sample(items, lambda x: (x[0], x[1].difficulty), episodes, seed)
+
+    def run(spec, loaded, xs, s, named=None, desc="release"):
+        from ..policies import make_policy, run_episode
+
+        wins: dict[int, bool] = {}
+        for env_id in dict.fromkeys(x[0] for x in xs):
+            idx = [i for i, x in enumerate(xs) if x[0] == env_id]
+            env = make_release_env(str(path), env_id, tasks=[xs[i][1] for i in idx], unsafe=unsafe, judge=judge, max_turns=max_turns)
+            try:
+                for i in _progress(idx, f"{desc} {env_id}"):
+                    policy = named or loaded or make_policy(spec, env=env, seed=s + i)
+                    wins[i] = run_episode(env, policy, seed=s + i, options={"task": xs[i][1]})["success"]
+            finally:
+                env.close()
+        return [wins[i] for i in range(len(xs))]
+
+    def nulls(xs, s):
+        return {n: run(n, None, xs, s, named=p, desc=f"release null {n}") for n, p in _null_policies(s).items()}
+
+    notes = {"environments": reports, "sandbox": not unsafe, "judge": judge or "none (criteria no check covers are listed, not graded)"}
+    return Suite("release", items, lambda x: f"{x[0]}/{x[1].id}", lambda x: {"category": x[0], "difficulty": x[1].difficulty},
+                 run, nulls, notes)
+
+
+# --------------------------------------------------------------------------------------------
 # Running and reporting
 
 
