@@ -257,6 +257,13 @@ def test_pass_hat_k_is_tau2s_estimator():
     assert table["1"]["value"] >= table["2"]["value"] >= table["3"]["value"]
 
 
+def test_pass_k_interval_keeps_its_width_when_every_task_is_alike():
+    """Ten tasks failed in every run: resampling them gives 0 every time, but 0 of 10 is not a certainty."""
+    table = pass_k_table([[False] * 10, [False] * 10], seed=0)
+    assert table["1"]["value"] == 0.0 and table["1"]["ci95"][0] == 0.0 and table["1"]["ci95"][1] > 0.25
+    assert pass_k_table([[True] * 10], seed=0)["1"]["ci95"][0] < 0.75
+
+
 def test_bench_tau2_suite_with_null_baseline(capsys):
     from agentworld_gym.cli import main
 

@@ -119,8 +119,10 @@ def pass_k_table(per_run: Sequence[Sequence[bool]], seed: int = 0, resamples: in
     for k in range(1, len(per_run) + 1):
         values = np.array([math.comb(sum(r), k) / math.comb(len(r), k) for r in per_item])
         boot = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1) if len(values) else np.zeros(1)
-        table[str(k)] = {"value": round(float(values.mean()) if len(values) else 0.0, 4),
-                         "ci95": [round(float(np.percentile(boot, 2.5)), 4), round(float(np.percentile(boot, 97.5)), 4)]}
+        lo, hi = float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
+        if len(values) and values.min() == values.max():  # every item alike: resampling has no spread; Wilson's still does
+            lo, hi = wilson(round(float(values.sum())), len(values))
+        table[str(k)] = {"value": round(float(values.mean()) if len(values) else 0.0, 4), "ci95": [round(lo, 4), round(hi, 4)]}
     return table
 
 
