@@ -17,6 +17,7 @@ benchmarks/results/tau2/agreement.json.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -102,16 +103,13 @@ def perturbations(task, writes_elsewhere: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-_MODEL: dict = {}
-
-
+@functools.cache
 def model_policy(spec: str):
-    """The --model policy, loaded once for every domain (sampling at temperature 1, as the pass^k runs do)."""
-    if spec not in _MODEL:
-        from agentworld_gym.suites.core import load_policy
+    """The --model policy, loaded once for every domain (sampling at temperature 1, as the pass^k runs do); a spec
+    that is not a model comes back as it is, to be made per env."""
+    from agentworld_gym.suites.core import load_policy
 
-        _MODEL[spec] = load_policy(spec, temperature=1.0) or spec
-    return _MODEL[spec]
+    return load_policy(spec, temperature=1.0) or spec
 
 
 def play(domain: str, args: Args, path: Path) -> None:

@@ -439,6 +439,29 @@ def run_bfcl(policy_spec: str, episodes: int | None = None, runs: int = 1, seed:
 # --------------------------------------------------------------------------------------------
 # tau2
 
+def _play_per_env(xs: list, open_env: Callable[[str, list[int]], Any], spec: str, loaded, seed: int, named, desc: str,
+                  record: Callable[[str, dict], None] | None = None) -> list[bool]:
+    """Success per item of `xs` ((env name, task) pairs), one env per name: `open_env(name, item indices)` opens it and
+    its items play there in order; `named` (a null baseline), else `loaded`, else a policy made from `spec` per episode.
+    `record(name, result)` sees every episode's result."""
+    from ..policies import make_policy, run_episode
+
+    wins: dict[int, bool] = {}
+    for name in dict.fromkeys(x[0] for x in xs):
+        idx = [i for i, x in enumerate(xs) if x[0] == name]
+        env = open_env(name, idx)
+        try:
+            for i in _progress(idx, f"{desc} {name}"):
+                policy = named or loaded or make_policy(spec, env=env, seed=seed + i)
+                result = run_episode(env, policy, seed=seed + i, options={"task": xs[i][1]})
+                wins[i] = result["success"]
+                if record is not None:
+                    record(name, result)
+        finally:
+            env.close()
+    return [wins[i] for i in range(len(xs))]
+
+
 TAU2_NULLS = ("do-nothing", "first-id", "random")  # a constant reply plays as do-nothing here (no call, no required info)
 
 
@@ -467,24 +490,17 @@ def tau2_suite(episodes: int | None = None, seed: int = 0, domains: Sequence[str
             env.close()
     items = stratified_sample(items, lambda x: (x[0], x[1].difficulty), episodes, seed)
 
-    def run(spec, loaded, xs, s, named=None, desc="tau2"):
-        from ..policies import make_policy, run_episode
+    def record(d, result):
+        verification = result["info"]["verification"]
+        if "nl_assertions" in verification:
+            judged.append(verification["nl_assertions"]["passed"])
+        graded[d] = sorted(set(graded.get(d, [])) | set(verification.get("graded", [])))
 
-        wins: dict[int, bool] = {}
-        for d in dict.fromkeys(x[0] for x in xs):
-            env = make_tau2_env(d, user=user, judge=None if named else judge_policy, judge_name=judge)
-            try:
-                idx = [i for i, x in enumerate(xs) if x[0] == d]
-                for i in _progress(idx, f"{desc} {d}"):
-                    policy = named or loaded or make_policy(spec, env=env, seed=s + i)
-                    result = run_episode(env, policy, seed=s + i, options={"task": xs[i][1]})
-                    wins[i] = result["success"]
-                    if "nl_assertions" in result["info"]["verification"]:
-                        judged.append(result["info"]["verification"]["nl_assertions"]["passed"])
-                    graded[d] = sorted(set(graded.get(d, [])) | set(result["info"]["verification"].get("graded", [])))
-            finally:
-                env.close()
-        return [wins[i] for i in range(len(xs))]
+    def run(spec, loaded, xs, s, named=None, desc="tau2"):
+        def open_env(d, idx):  # null baselines are not judged
+            return make_tau2_env(d, user=user, judge=None if named else judge_policy, judge_name=judge)
+
+        return _play_per_env(xs, open_env, spec, loaded, s, named, desc, record)
 
     def nulls(xs, s):
         return {n: run(n, None, xs, s, named=p, desc=f"tau2 null {n}") for n, p in _null_policies(s, TAU2_NULLS).items()}
@@ -543,19 +559,10 @@ def release_suite(path: str | Path, episodes: int | None = None, seed: int = 0, 
     items = stratified_sample(items, lambda x: (x[0], x[1].difficulty), episodes, seed)
 
     def run(spec, loaded, xs, s, named=None, desc="release"):
-        from ..policies import make_policy, run_episode
+        def open_env(env_id, idx):
+            return make_release_env(str(path), env_id, tasks=[xs[i][1] for i in idx], unsafe=unsafe, judge=judge, max_turns=max_turns)
 
-        wins: dict[int, bool] = {}
-        for env_id in dict.fromkeys(x[0] for x in xs):
-            idx = [i for i, x in enumerate(xs) if x[0] == env_id]
-            env = make_release_env(str(path), env_id, tasks=[xs[i][1] for i in idx], unsafe=unsafe, judge=judge, max_turns=max_turns)
-            try:
-                for i in _progress(idx, f"{desc} {env_id}"):
-                    policy = named or loaded or make_policy(spec, env=env, seed=s + i)
-                    wins[i] = run_episode(env, policy, seed=s + i, options={"task": xs[i][1]})["success"]
-            finally:
-                env.close()
-        return [wins[i] for i in range(len(xs))]
+        return _play_per_env(xs, open_env, spec, loaded, s, named, desc)
 
     def nulls(xs, s):
         return {n: run(n, None, xs, s, named=p, desc=f"release null {n}") for n, p in _null_policies(s).items()}
