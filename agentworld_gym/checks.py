@@ -109,7 +109,7 @@ OPTION_RULES: dict[str, Any] = {
     "lr": RATE, "weight_decay": Number(integer=False, low=0, high=1), "max_grad_norm": Number(integer=False, low=0, open_low=True),
     "temperature": Number(integer=False, low=0, high=10), "clip_low": Number(integer=False, low=0, high=1),
     "clip_high": Number(integer=False, low=0, high=10), "kl_coef": Number(integer=False, low=0),
-    "recovery_share": SHARE, "replay_share": SHARE, "eta": Number(integer=False, low=0),
+    "recovery_share": SHARE, "call_share": SHARE, "replay_share": SHARE, "eta": Number(integer=False, low=0),
     # inputs that must exist
     "tasks_file": ExistingPath(), "bfcl_path": ExistingPath(), "results": ExistingPath(), "dir": ExistingPath(),
     "catalog": ExistingPath(), "init": ExistingPath(), "checkpoint": ExistingPath(),

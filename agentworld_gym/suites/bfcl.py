@@ -426,12 +426,19 @@ def null_replies(item: dict, rng) -> dict[str, str]:
 
 def messages(item: dict) -> list[dict]:
     """The item as chat messages: a system prompt with the function docs, then BFCL's turn."""
-    docs = json.dumps([{k: f[k] for k in ("name", "description", "parameters") if k in f} for f in item["functions"]])
     lang = language(item["category"])
-    system = ("You can call these functions:\n" + docs + '\nReply only with the call(s) as JSON: {"name": "<function>", '
-              '"arguments": {...}}; several calls as a JSON list. If no function fits, reply in plain text without a call.'
-              + (f" Write argument values as {lang} literals in strings." if lang != "python" else ""))
-    return [{"role": "system", "content": system}, *item["question"]]
+    note = f" Write argument values as {lang} literals in strings." if lang != "python" else ""
+    return [{"role": "system", "content": function_calling_system(item["functions"], note)}, *item["question"]]
+
+
+def function_calling_system(functions: list[dict], note: str = "") -> str:
+    """The plain function-calling system prompt: the functions as JSON docs, replies as JSON calls or plain text.
+
+    BFCL is scored with it; `agentworld train sft --call-share` trains on it (the transfer remedy)."""
+    docs = json.dumps([{k: f[k] for k in ("name", "description", "parameters") if k in f} for f in functions])
+    return ("You can call these functions:\n" + docs + '\nReply only with the call(s) as JSON: {"name": "<function>", '
+            '"arguments": {...}}; several calls as a JSON list. If no function fits, reply in plain text without a call.'
+            + note)
 
 
 # --------------------------------------------------------------------------------------------

@@ -61,6 +61,10 @@ class SFTConfig:
     """turns per oracle episode"""
     recovery_share: float = 0.0
     """share of trajectories that first call a wrong tool name (masked out), get the env's error, then recover"""
+    call_share: float = 0.0
+    """share of examples that are one reply in the plain function-calling format (the tools as JSON docs, the reply
+    a JSON call; half of them show another theme's tools, where the right reply is plain text without a call):
+    the transfer remedy for the always-call habit and the tool-format drift (benchmarks/results/transfer)"""
     save_every: int = 50
     """optimizer steps between checkpoints"""
     resume: bool = True
@@ -106,6 +110,23 @@ def oracle_dialogue(task: Task, max_turns: int = 8, detour: dict | None = None) 
     return msgs
 
 
+NO_FIT_REPLY = "None of these functions can do that, so I cannot make a call for this request."
+
+
+def single_call_dialogue(task: Task, other_theme: str | None = None) -> list[dict]:
+    """The task's request in the plain function-calling format: the theme's tools as JSON docs and its first gold
+    call as the reply; with `other_theme`, that theme's tools instead, none of which fits, and a plain-text reply."""
+    from ..envs import get_theme
+    from ..suites.bfcl import function_calling_system
+
+    theme = get_theme(other_theme or task.theme)
+    functions = [s["function"] for s in theme.toolset.schemas]
+    reply = NO_FIT_REPLY if other_theme else json.dumps(task.solution[0])
+    return [{"role": "system", "content": function_calling_system(functions)},
+            {"role": "user", "content": task.instruction},
+            {"role": "assistant", "content": reply}]
+
+
 VERBS = ("get", "lookup", "show", "fetch", "find", "search", "list", "browse", "view", "read")
 
 
@@ -121,14 +142,23 @@ def wrong_tool_call(task: Task, tool_names: set[str], rng: np.random.Generator) 
 
 
 def make_examples(encoder, tasks: list[Task], max_seq_len: int, max_turns: int = 8, recovery_share: float = 0.0,
-                  seed: int = 0) -> list[tuple[list[int], list[int]]]:
+                  seed: int = 0, call_share: float = 0.0) -> list[tuple[list[int], list[int]]]:
     """(ids, mask) per task; a `recovery_share` of them open with a wrong tool name whose tokens are
-    masked out of the loss, so the model learns the recovery, never the mistake."""
+    masked out of the loss, so the model learns the recovery, never the mistake; a `call_share` of them are
+    single replies in the plain function-calling format instead (`single_call_dialogue`)."""
     from ..envs import get_theme
 
     rng = np.random.default_rng([seed, 3])
+    themes = sorted({t.theme for t in tasks})
     out = []
     for task in tasks:
+        if call_share and rng.random() < call_share:  # (no draw when off: old recipes keep their examples)
+            others = [t for t in themes if t != task.theme]
+            other = others[int(rng.integers(len(others)))] if others and rng.random() < 0.5 else None
+            d = encoder.encode(single_call_dialogue(task, other))
+            if len(d.ids) <= max_seq_len:
+                out.append((d.ids, d.mask))
+            continue
         detour = None
         if rng.random() < recovery_share:
             detour = wrong_tool_call(task, set(get_theme(task.theme).toolset.tools), rng)
@@ -206,7 +236,8 @@ def train_sft(cfg: SFTConfig) -> str:
         rng = np.random.default_rng([cfg.seed, 1])
         tasks = cfg.tasks if cfg.tasks is not None else common.SynthesizedTasks(cfg.themes, cfg.difficulties, cfg.task_kind).sample_tasks(cfg.n_examples, rng)
         t0 = time.time()
-        examples = make_examples(encoder, list(tasks), cfg.max_seq_len, cfg.max_turns, cfg.recovery_share, cfg.seed)
+        examples = make_examples(encoder, list(tasks), cfg.max_seq_len, cfg.max_turns, cfg.recovery_share, cfg.seed,
+                                 cfg.call_share)
         log.info("%d SFT examples in %.1fs", len(examples), time.time() - t0)
     if not examples:
         from ..errors import ConfigError
