@@ -520,7 +520,8 @@ def transfer_line() -> list[str]:
         return ["(no transfer/summary.json yet)"]
     n = {(r["name"], r["suite"]): r["n"] for r in tr["stages"]}
     parts = [f"{d['a']} vs {d['b']} on {d['suite']}: {d['points']:+.1f} points [{d['ci95'][0]:+.1f}, {d['ci95'][1]:+.1f}] "
-             f"(n = {n.get((d['a'], d['suite']), '?')}, {'beyond' if d['beyond_noise'] else 'inside'} the noise)" for d in tr["differences"]]
+             f"(n = {n.get((d['a'], d['suite']), '?')}, {'beyond' if d['beyond_noise'] else 'inside'} the noise)" for d in tr["differences"]
+             if d["b"] == "untrained"]
     return ["Transfer to benchmarks we did not generate, so far (small CPU runs; "
             "[reproduction results](docs/reproduction.md#transfer-to-benchmarks-this-suite-did-not-generate)): " + "; ".join(parts) + "."]
 

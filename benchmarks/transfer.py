@@ -45,6 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "transfer"
 SUITES = ("bfcl", "tau2", "heldout")
 BASE = "untrained"
+# Differences reported beside the gains over BASE: the remedy and the diversity control against the recipe they vary
+# (results/transfer/run_seeds.sh trains all three).
+CONTRASTS = (("sft_callmix", "sft"), ("sft_1theme", "sft"))
 
 # BFCL V4's overall score: a weighted mean of five groups (bfcl-eval's eval_runner_helper, weights [10, 10, 10, 30, 40]).
 # Within a group BFCL averages its categories unweighted (non-live, multi-turn, irrelevance) or by item count (live).
@@ -224,12 +227,14 @@ def summarise(out: Path) -> dict:
             row["bfcl_v4_overall"] = bfcl_v4_overall({c: (a, b) for c, (a, b) in cats.items()})
         stages.append(row)
         pooled[(stage, suite)] = (s, n)
+    pairs = [(stage, BASE, suite) for stage, suite in sorted(pooled) if stage != BASE]
+    pairs += [(a, b, suite) for a, b in CONTRASTS for suite in SUITES]
     differences = []
-    for (stage, suite), (s, n) in sorted(pooled.items()):
-        if stage == BASE or (BASE, suite) not in pooled:
+    for a, b, suite in pairs:
+        if (a, suite) not in pooled or (b, suite) not in pooled:
             continue
-        d, lo, hi = diff_interval(s, n, *pooled[(BASE, suite)])
-        differences.append({"a": stage, "b": BASE, "suite": suite, "points": round(100 * d, 1),
+        d, lo, hi = diff_interval(*pooled[(a, suite)], *pooled[(b, suite)])
+        differences.append({"a": a, "b": b, "suite": suite, "points": round(100 * d, 1),
                             "ci95": [round(100 * lo, 1), round(100 * hi, 1)], "beyond_noise": lo > 0 or hi < 0})
     summary = {"stages": stages, "differences": differences,
                "bfcl_weighting": {k: w for k, (w, _) in V4_GROUPS.items()}, "offline_bfcl_categories": list(OFFLINE_BFCL)}

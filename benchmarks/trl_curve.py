@@ -92,7 +92,7 @@ def main(args: Args) -> dict:
     from agentworld_gym.prompt import PROMPT_VERSION, record_prompt_version
 
     torch.manual_seed(args.seed)
-    torch.set_num_threads(2)
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))  # 1 when it shares the machine
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress_path = out / "progress.json"

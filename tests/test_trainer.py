@@ -299,6 +299,34 @@ def test_recovery_examples_show_the_error_and_train_only_the_recovery(tiny, task
     assert dialogue[2]["content"].startswith('{"name": "lookup_account"') and dialogue[-1]["role"] == "assistant"
 
 
+def test_call_share_examples_are_single_replies_in_the_plain_function_calling_format(tiny, tasks):
+    import json
+
+    from agentworld_gym.policies.llm import ChatEncoder, load_model
+    from agentworld_gym.train.sft import NO_FIT_REPLY, make_examples
+
+    _, tok = load_model(tiny, "cpu")
+    encoder = ChatEncoder(tok)
+    tasks = [*tasks, *(synthesize_task(get_theme("calendar"), 1, seed) for seed in range(2))]  # no-fit needs another theme
+    examples = make_examples(encoder, tasks * 4, 10**6, call_share=1.0)  # the tiny tokenizer is near char-level
+    assert len(examples) == 4 * len(tasks)
+    calls = no_fit = 0
+    for ids, mask in examples:
+        text = tok.decode(ids)
+        reply = tok.decode([i for i, m in zip(ids, mask, strict=True) if m]).strip()
+        assert "You can call these functions:" in text and "submit" not in reply
+        assert text.count("<|im_start|>assistant") == 1  # one reply, no tool turns
+        if reply.startswith(NO_FIT_REPLY):
+            no_fit += 1
+            continue
+        call = json.loads(reply.removesuffix("<|im_end|>"))
+        task = next(t for t in tasks if t.instruction in text)
+        assert call == task.solution[0] and f'"name": "{call["name"]}"' in text  # the called tool is among the docs
+        calls += 1
+    assert calls and no_fit  # both kinds drawn
+    assert make_examples(encoder, tasks, 4096) == make_examples(encoder, tasks, 4096, call_share=0.0)
+
+
 # --------------------------------------------------------------------------------------------
 # SFT micro-batches and task kinds
 

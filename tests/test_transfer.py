@@ -65,6 +65,14 @@ def test_stages_are_scored_pooled_and_compared_and_a_rerun_resumes(tmp_path, mon
     assert "| sft | heldout | - | 100.0% | 100.0% | [" in text and f"({rows['sft']['n']})" in text
     assert f"| sft - untrained | heldout | {diff['points']:+.1f} [" in text
     assert rows["untrained"]["best_null"]["name"] in text
+    # the remedy is compared with the recipe it varies, beside its gain over the base (which alone reaches the README)
+    assert transfer.main([*argv[:2], "--stage", "sft_callmix=random", *argv[4:]]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    pairs = {(d["a"], d["b"]): d for d in summary["differences"]}
+    assert set(pairs) == {("sft", "untrained"), ("sft_callmix", "untrained"), ("sft_callmix", "sft")}
+    d = pairs[("sft_callmix", "sft")]
+    assert d["points"] == pytest.approx(100 * (rows["untrained"]["mean"] - 1.0), abs=0.1) and d["beyond_noise"]  # random = untrained
+    assert "sft_callmix vs sft" not in "\n".join(tables.transfer_line())
 
 
 def test_overlap_audit_excludes_themes_sharing_a_benchmark_tool(tmp_path):

@@ -27,7 +27,7 @@ themes() {  # themes N SEED: the first N of a seeded permutation of the clean po
 import json, sys
 import numpy as np
 from agentworld_gym import envs
-from agentworld_gym.bench import heldout_themes
+from agentworld_gym.suites import heldout_themes
 excluded = set(heldout_themes()) | set(json.load(open("benchmarks/results/transfer/overlap.json"))["excluded"])
 pool = sorted(t for s in ("catalog", "toucan") for t in envs.theme_ids(source=s) if t not in excluded)
 n, seed = int(sys.argv[1]), int(sys.argv[2])
@@ -47,14 +47,14 @@ evaluate() {  # evaluate STAGE_ARGS...: every suite of the stages given (transfe
 #   DEVICE=cuda DIALOGUES=512 run_transfer.sh sft 0 1 2        -> runs/transfer/sft64e512-s<seed>
 #   DEVICE=cuda DIALOGUES=512 NTHEMES=1 run_transfer.sh sft 0 1 2   (the diversity control: 1, 64, 512 themes)
 #   DEVICE=cuda run_transfer.sh grpo sft64e512 0 1 2             -> runs/transfer/sft64e512_grpo-s<seed>
-DIALOGUES=${DIALOGUES:-64} NTHEMES=${NTHEMES:-64} DEVICE=${DEVICE:-cpu}
+DIALOGUES=${DIALOGUES:-64} NTHEMES=${NTHEMES:-64} DEVICE=${DEVICE:-cpu} CALL_SHARE=${CALL_SHARE:-0}  # the remedy: --call-share
 case ${1:-} in
   sft) shift
     for s in "$@"; do
-      dir=$W/sft$NTHEMES; [[ $DIALOGUES != 64 ]] && dir+=e$DIALOGUES; dir+=-s$s
+      dir=$W/sft$NTHEMES; [[ $DIALOGUES != 64 ]] && dir+=e$DIALOGUES; [[ $CALL_SHARE != 0 ]] && dir+=call; dir+=-s$s
       stage $dir/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $dir --themes "$(themes "$NTHEMES" "$s")" \
         --n-examples "$DIALOGUES" --batch-size 4 --micro-batch 1 --lr 1e-4 --difficulties 1,2,3 --recovery-share 0.33 --task-kind graph \
-        --save-every 4 --seed "$s" --device "$DEVICE" --no-progress
+        --call-share "$CALL_SHARE" --save-every 4 --seed "$s" --device "$DEVICE" --no-progress
     done ;;
   grpo) from=$2; shift 2  # reproduce_v2/run_grpo.sh's 12-step l12 recipe on the SFT stage's themes (the best held-out point so far, inside the noise of SFT)
     for s in "$@"; do
