@@ -17,13 +17,11 @@ score() {  # score SEED STAGE...
   $PY benchmarks/transfer.py --suites bfcl --episodes 36 --bfcl-categories $BFCL_ST --seeds "$s" "$@"
 }
 score 0 --stage untrained=smollm2-135m
-for variant in sft sft_callmix sft_1theme; do
-  for s in 0 1 2; do
-    case $variant in
-      sft) NTHEMES=64 $R/run_transfer.sh sft $s; dir=sft64e32 ;;
-      sft_callmix) NTHEMES=64 CALL_SHARE=0.25 $R/run_transfer.sh sft $s; dir=sft64e32call ;;
-      sft_1theme) NTHEMES=1 $R/run_transfer.sh sft $s; dir=sft1e32 ;;
-    esac
-    score $s --stage "$variant=hf:runs/transfer/$dir-s{seed}/final"
-  done
+# Seed by seed, so that a cut-off run has as many seeds of each stage; the 1-theme control last.
+for s in 0 1 2; do
+  NTHEMES=64 $R/run_transfer.sh sft $s && score $s --stage "sft=hf:runs/transfer/sft64e32-s{seed}/final"
+  NTHEMES=64 CALL_SHARE=0.25 $R/run_transfer.sh sft $s && score $s --stage "sft_callmix=hf:runs/transfer/sft64e32call-s{seed}/final"
+done
+for s in 0 1 2; do
+  NTHEMES=1 $R/run_transfer.sh sft $s && score $s --stage "sft_1theme=hf:runs/transfer/sft1e32-s{seed}/final"
 done
