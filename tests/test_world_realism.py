@@ -248,3 +248,10 @@ def test_filler_rule_reads_names_with_digits_and_title_case_with_small_words():
     assert not semantics.is_lorem("k8s-worker", vocab) and not semantics.is_lorem("support smiles2svg", vocab)
     assert not semantics.is_lorem("A Study of Dark Matter", vocab)
     assert semantics.is_lorem("sm-store", vocab) and semantics.is_lorem("Store 2", vocab)  # one filler word stays filler
+
+
+def test_acronym_tables_keep_their_word_in_the_world_vocabulary():
+    spec = ThemeSpec("acr", "Acronyms", "c", "s", "l", "d", [Table("sms_messages", [id_col("sms_id", "SM")], 5),
+                                                              Table("dns_records", [id_col("dns_record_id", "DN")], 5)])
+    words = semantics.domain_words(spec)
+    assert {"sms", "dns"} <= set(words) and not {"sm", "dn"} & set(words)
