@@ -255,3 +255,20 @@ def test_acronym_tables_keep_their_word_in_the_world_vocabulary():
                                                               Table("dns_records", [id_col("dns_record_id", "DN")], 5)])
     words = semantics.domain_words(spec)
     assert {"sms", "dns"} <= set(words) and not {"sm", "dn"} & set(words)
+
+
+def test_toucan_themes_whose_tools_say_nothing_readable_are_not_kept():
+    """A theme whose tools carry no readable description has nothing its names can be checked against
+    (issue 34): the pool builder does not keep it, and the committed index holds none."""
+    import json
+
+    from agentworld_gym.discovery.pool import DATA, INDEX, described, load_facts, readable, recipe_source
+
+    assert readable("Get QR code for pairing WhatsApp API.") and readable("Le contenu de la pensée à analyser")
+    assert not readable("") and not readable("获取当前时间") and not readable("通过关键字搜索GitHub仓库的代码和说明文档")
+    assert not readable("Search")  # one word says too little
+    tools = [{"name": "a", "description": "获取日常待办事项"}, {"name": "b", "description": "List the open to-do items of a day."}]
+    assert described(tools) and described(tools, {"b"}) and not described(tools, {"a"})
+    facts = load_facts()
+    rows = [r for r in json.loads((DATA / INDEX).read_text())["themes"] if r[3] == "toucan"]
+    assert rows and all(described(recipe_source(r, facts).tools, set(r[5])) for r in rows)
