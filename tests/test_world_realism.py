@@ -272,3 +272,27 @@ def test_toucan_themes_whose_tools_say_nothing_readable_are_not_kept():
     facts = load_facts()
     rows = [r for r in json.loads((DATA / INDEX).read_text())["themes"] if r[3] == "toucan"]
     assert rows and all(described(recipe_source(r, facts).tools, set(r[5])) for r in rows)
+
+
+def test_the_pool_builder_drops_a_server_whose_tools_say_nothing_readable(tmp_path):
+    """server-time's tools are described in Chinese only: a build does not keep it, and
+    drop_undescribed takes it out of a built index while a described Toucan theme stays."""
+    import json
+
+    from agentworld_gym.envs import catalog
+
+    from agentworld_gym.discovery.infer import slugify
+    from agentworld_gym.discovery.pool import DATA, FACTS, INDEX, UNDESCRIBED, drop_undescribed, load_facts, run_jobs, source_from_fact
+
+    facts = load_facts()
+    i = next(i for i, f in enumerate(facts) if slugify(f[0]) == "server-time")
+    done: dict = {}
+    run_jobs([("server-time", source_from_fact(facts[i]), str(i))], tmp_path / "journal.jsonl", done, "test", progress=False)
+    assert not done["server-time"]["ok"] and done["server-time"]["reason"] == UNDESCRIBED
+    kept = next(r for r in catalog._ROWS.values() if r[3] == "toucan")
+    silent = ["server-time", kept[1], "time", "toucan", str(i), [t[0] for t in facts[i][2]], 1.0, "x"]
+    (tmp_path / FACTS).symlink_to(DATA / FACTS)
+    (tmp_path / INDEX).write_text(json.dumps({"version": 1, "stats": {}, "themes": [list(kept), silent]}))
+    assert drop_undescribed(tmp_path) == ["server-time"]
+    data = json.loads((tmp_path / INDEX).read_text())
+    assert [r[0] for r in data["themes"]] == [kept[0]] and data["stats"]["undescribed"] == ["server-time"]
