@@ -153,8 +153,8 @@ def domain_words(spec) -> list[str]:
     words = {singular(w) for w in content_words(" ".join(parts))}
     keep = {w for w in words if len(w) >= 4 and w.isalpha() and w not in _PLAIN and w not in STOPWORDS and w not in structure
             and not w.endswith(("ly", "ing", "ed"))}  # 'others' is no domain word either
-    # (an acronym table word is cut like a plural, 'sms' -> 'sm': kept, because the frozen held-out worlds are drawn from it)
-    return sorted(keep | {singular(w) for t in spec.tables for w in tokens(t.name)
+    # an acronym keeps its s (sms, dns, k8s: 'sm', 'dn' and 'k8' are no words)
+    return sorted(keep | {singular(w) if len(singular(w)) >= 3 else w for t in spec.tables for w in tokens(t.name)
                           if len(w) >= 3 and w not in STOPWORDS and singular(w) not in STOPWORDS}) or ["record"]
 
 

@@ -144,7 +144,7 @@ def _tuplify(x):
 
 # Bump when value generation changes without a spec change: it is part of every world cache key,
 # so nobody keeps a world built by older generators.
-GENERATOR_VERSION = 4  # 3: semantic column types and cross-column constraints (agentworld_gym.semantics); 4: no stop words ('other', 'only') in generated text
+GENERATOR_VERSION = 5  # 3: semantic column types and cross-column constraints (agentworld_gym.semantics); 4: no stop words in generated text; 5: whole acronyms (sms, not sm)
 
 
 def world_seed(spec: ThemeSpec, db_seed: int) -> int:

@@ -70,13 +70,16 @@ from agentworld_gym.discovery.pool import load_facts, recipe_source
 rows = {r[0]: r for r in json.loads(Path("envs/data/pool_index.json").read_text())["themes"]}
 facts = load_facts()
 for tid in ids:
+    if tid not in FLAGSHIPS and tid not in rows:
+        continue  # a theme this tree's pool does not hold (added or dropped since): measured on the other side only
     spec = get_theme(tid).spec if tid in FLAGSHIPS else prepare(recipe_source(rows[tid], facts), tid).spec
     build_database(spec).close()  # warm: imports and caches are not what is compared
     t0 = time.perf_counter()
     conn = build_database(spec)
     seconds = time.perf_counter() - t0
     (out / f"{tid}.sqlite").write_bytes(conn.serialize())
-    (out / f"{tid}.json").write_text(json.dumps({"spec": spec.to_dict(), "seconds": seconds}, default=str))
+    tools = [t.description for t in get_theme(tid).toolset] if tid in FLAGSHIPS else []  # what this tree's flagship tools say
+    (out / f"{tid}.json").write_text(json.dumps({"spec": spec.to_dict(), "seconds": seconds, "tools": tools}, default=str))
 """
 
 
@@ -121,23 +124,31 @@ def measure(spec_dict: dict, blob: bytes, said: str) -> dict:
 def _stems(text: str) -> set[str]:
     from agentworld_gym.semantics import singular, stem
 
-    return {stem(singular(w)) for w in re.findall(r"[a-z][a-z0-9]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).lower()) if len(w) > 2}
+    # camelCase split ('getUserProfile': get, user, profile) and each word whole too: 'YouTube' is 'youtube', not 'you tube'
+    words = re.findall(r"[a-z][a-z0-9]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).lower()) + re.findall(r"[a-z][a-z0-9]+", text.lower())
+    return {stem(singular(w)) for w in words if len(w) > 2}
 
 
 def table_names_match(spec, said: str) -> list[bool]:
     """For each table: does a word of its name (or of its entity's synonyms in the entity library)
     share a stem with what the theme says it is?"""
     from agentworld_gym.discovery.entities import ENTITIES
+    from agentworld_gym.discovery.infer import _SHORT
+    from agentworld_gym.semantics import singular
 
     synonyms: dict[str, set[str]] = {}
     for e in ENTITIES.values():
         synonyms.setdefault(e.table, set()).update(e.words)
     words = _stems(said)
-    return [bool((_stems(t.name.replace("_", " ")) | {stem_ for w in synonyms.get(t.name, ()) for stem_ in _stems(w)}) & words)
-            for t in spec.tables]
+
+    def own(name: str) -> set[str]:  # a table's words, short forms spelled out as the pipeline spells them ('repos': repository)
+        parts = name.split("_")
+        return _stems(" ".join(parts + [_SHORT.get(singular(w), "").replace("_", " ") for w in parts]))
+
+    return [bool((own(t.name) | {stem_ for w in synonyms.get(t.name, ()) for stem_ in _stems(w)}) & words) for t in spec.tables]
 
 
-def said_of(tid: str, row, facts, spec_dict: dict) -> str:
+def said_of(tid: str, row, facts, spec_dict: dict, tools: list[str] | None = None) -> str:
     """What a theme says it is: id, title and label (a catalog theme's category only); a catalog theme's server description; a Toucan
     theme's tools' own descriptions; a flagship's description and its tools' docstrings."""
     # a composed catalog theme's label lists its own tables ("category: a, b, c"): only the category is what it says
@@ -145,13 +156,13 @@ def said_of(tid: str, row, facts, spec_dict: dict) -> str:
     if row is None:
         from agentworld_gym.envs import get_theme
 
-        parts += [spec_dict["description"], *(t.description for t in get_theme(tid).toolset)]
+        parts += [spec_dict["description"], *(tools if tools is not None else (t.description for t in get_theme(tid).toolset))]
     elif isinstance(row[4], dict):
         parts += [row[4]["name"], row[4]["about"]]
     elif row[3] == "toucan":
-        name, labels, tools = facts[int(row[4])]
-        parts += [name, *labels] + [t[3] for t in tools if len(t) > 3]
-        parts += [str(s.get("description", "")) for t in tools for s in t[1].values() if isinstance(s, dict)]
+        name, labels, facts_tools = facts[int(row[4])]
+        parts += [name, *labels] + [t[3] for t in facts_tools if len(t) > 3]
+        parts += [str(s.get("description", "")) for t in facts_tools for s in t[1].values() if isinstance(s, dict)]
     return " ".join(parts)
 
 
@@ -188,14 +199,16 @@ def summarise(records: list[dict]) -> dict:
             "examples": {"violations": [e for r in rs for e in r["violation_examples"]][:10], "lorem": [e for r in rs for e in r["lorem_examples"]][:10],
                          "implausible": [e for r in rs for t in r["types"].values() for e in t["examples"]][:10]},
         }
-    if res.get("before", {}).get("build_seconds"):
-        res["build_cost_ratio"] = round(res["after"]["build_seconds"] / res["before"]["build_seconds"], 3)
+    both = [r for r in records if "before" in r and "after" in r]  # the cost compares the themes both sides build
+    if sum(r["before"]["seconds"] for r in both):
+        res["build_cost_ratio"] = round(sum(r["after"]["seconds"] for r in both) / sum(r["before"]["seconds"] for r in both), 3)
     return res
 
 
 def table(res: dict) -> str:
     b, a = res["before"], res["after"]
-    lines = [f"World realism over {res['themes']} themes (db_seed 0; before = {res['before_ref']}, after = this tree)", "",
+    lines = [f"World realism over {b['themes']:,} themes before and {a['themes']:,} after (db_seed 0; before = {res['before_ref']}, "
+             "after = this tree; each side's own pool)", "",
              "| measure | before | after | target |", "|---|---:|---:|---|"]
     for k in CHECKS:
         lines.append(f"| {k} violations | {b['violations'][k]:,} | {a['violations'][k]:,} | 0 |")
@@ -206,7 +219,7 @@ def table(res: dict) -> str:
         nb, na = b["names_match_content"].get(src, {}), a["names_match_content"][src]
         lines.append(f"| names match content: {src} (themes with every table / tables) | {nb.get('all_tables', 0):.1%} / {nb.get('tables', 0):.1%} "
                      f"| {na['all_tables']:.1%} / {na['tables']:.1%} | >= 90% |")
-    lines.append(f"| world build seconds (sum) | {b['build_seconds']} | {a['build_seconds']} | after <= 1.5x before: {res.get('build_cost_ratio')}x |")
+    lines.append(f"| world build seconds (sum) | {b['build_seconds']} | {a['build_seconds']} | after <= 1.5x before (themes on both sides): {res.get('build_cost_ratio')}x |")
     lines += ["", "| semantic type | cells after | plausible before | plausible after |", "|---|---:|---:|---:|"]
     for k, t in a["types"].items():
         tb = b["types"].get(k, {})
@@ -227,7 +240,10 @@ def main(args: Args) -> dict:
     before = args.before or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True, capture_output=True, text=True).stdout.strip()
     before = subprocess.run(["git", "-C", str(ROOT), "rev-parse", before], check=True, capture_output=True, text=True).stdout.strip()
     rows = {r[0]: r for r in json.loads((ROOT / "envs" / "data" / "pool_index.json").read_text())["themes"]}
-    pool = sorted(rows)
+    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{before}:envs/data/pool_index.json"], check=True, capture_output=True, text=True).stdout
+    before_rows = {r[0]: r for r in json.loads(shown)["themes"]}
+    side_rows = {"before": before_rows, "after": rows}
+    pool = sorted(set(rows) | set(before_rows))  # each side measures the pool it holds (themes dropped or added since)
     if args.sample:
         pool = sorted(random.Random(args.seed).sample(pool, min(args.sample, len(pool))))
     ids = sorted(FLAGSHIPS) + pool
@@ -252,10 +268,13 @@ def main(args: Args) -> dict:
                     dump(tree, chunk, Path(b_dir))
                     dump(ROOT, chunk, Path(a_dir))
                     for tid in chunk:
-                        rec = {"id": tid, "source": rows[tid][3] if tid in rows else "flagship"}
+                        row = rows.get(tid) or before_rows.get(tid)
+                        rec = {"id": tid, "source": row[3] if row else "flagship"}
                         for side, d in (("before", b_dir), ("after", a_dir)):
+                            if not (Path(d) / f"{tid}.json").exists():
+                                continue  # not in this side's pool
                             meta = json.loads((Path(d) / f"{tid}.json").read_text())
-                            said = said_of(tid, rows.get(tid), facts, meta["spec"])
+                            said = said_of(tid, side_rows[side].get(tid), facts, meta["spec"], meta.get("tools") if tid not in side_rows[side] else None)
                             rec[side] = {**measure(meta["spec"], (Path(d) / f"{tid}.sqlite").read_bytes(), said), "seconds": meta["seconds"]}
                         log.write(json.dumps(rec) + "\n")
                         log.flush()

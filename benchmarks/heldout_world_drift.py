@@ -27,11 +27,12 @@ def main(out: Path, limit: int | None = None) -> dict:
     from tqdm import tqdm
 
     import agentworld_gym  # noqa: F401  (registers the pool)
+    from agentworld_gym.suites.core import suites_dir
     from agentworld_gym.synthesis import quality_problems
     from agentworld_gym.tasks import load_tasks
     from agentworld_gym.world import GENERATOR_VERSION
 
-    files = sorted((HERE / "suites" / "heldout").glob("*.jsonl"))[:limit]
+    files = sorted((suites_dir() / "heldout").glob("*.jsonl"))[:limit]
     items = []
     for f in tqdm(files, desc="held-out themes", unit="theme"):
         theme = get_theme(f.stem)

@@ -48,8 +48,9 @@ from agentworld_gym.errors import AgentWorldError
 from agentworld_gym.synthesis import LEVELS, person_requests, synthesize_task
 from agentworld_gym.tasks import save_tasks
 
-OUT = Path(__file__).resolve().parent / "suites" / "heldout"
-OUT_V3 = Path(__file__).resolve().parent / "suites" / "heldout_v3"
+SUITES = Path(__file__).resolve().parent.parent / "agentworld_gym" / "suites"  # the frozen suites ship in the package (#40)
+OUT = SUITES / "heldout"
+OUT_V3 = SUITES / "heldout_v3"
 FLAGSHIP_WORLD = 7  # the db_seed of the flagship worlds suite v3 plays (training and env.reset use world 0)
 
 # Entries re-drawn after the suite was frozen (`--redo`): (theme, level, seed the build drew it with) ->

@@ -248,3 +248,51 @@ def test_filler_rule_reads_names_with_digits_and_title_case_with_small_words():
     assert not semantics.is_lorem("k8s-worker", vocab) and not semantics.is_lorem("support smiles2svg", vocab)
     assert not semantics.is_lorem("A Study of Dark Matter", vocab)
     assert semantics.is_lorem("sm-store", vocab) and semantics.is_lorem("Store 2", vocab)  # one filler word stays filler
+
+
+def test_acronym_tables_keep_their_word_in_the_world_vocabulary():
+    spec = ThemeSpec("acr", "Acronyms", "c", "s", "l", "d", [Table("sms_messages", [id_col("sms_id", "SM")], 5),
+                                                              Table("dns_records", [id_col("dns_record_id", "DN")], 5)])
+    words = semantics.domain_words(spec)
+    assert {"sms", "dns"} <= set(words) and not {"sm", "dn"} & set(words)
+
+
+def test_toucan_themes_whose_tools_say_nothing_readable_are_not_kept():
+    """A theme whose tools carry no readable description has nothing its names can be checked against
+    (issue 34): the pool builder does not keep it, and the committed index holds none."""
+    import json
+
+    from agentworld_gym.discovery.pool import DATA, INDEX, described, load_facts, readable, recipe_source
+
+    assert readable("Get QR code for pairing WhatsApp API.") and readable("Le contenu de la pensée à analyser")
+    assert not readable("") and not readable("获取当前时间") and not readable("通过关键字搜索GitHub仓库的代码和说明文档")
+    assert not readable("Search")  # one word says too little
+    tools = [{"name": "a", "description": "获取日常待办事项"}, {"name": "b", "description": "List the open to-do items of a day."}]
+    assert described(tools) and described(tools, {"b"}) and not described(tools, {"a"})
+    facts = load_facts()
+    rows = [r for r in json.loads((DATA / INDEX).read_text())["themes"] if r[3] == "toucan"]
+    assert rows and all(described(recipe_source(r, facts).tools, set(r[5])) for r in rows)
+
+
+def test_the_pool_builder_drops_a_server_whose_tools_say_nothing_readable(tmp_path):
+    """server-time's tools are described in Chinese only: a build does not keep it, and
+    drop_undescribed takes it out of a built index while a described Toucan theme stays."""
+    import json
+
+    from agentworld_gym.envs import catalog
+
+    from agentworld_gym.discovery.infer import slugify
+    from agentworld_gym.discovery.pool import DATA, FACTS, INDEX, UNDESCRIBED, drop_undescribed, load_facts, run_jobs, source_from_fact
+
+    facts = load_facts()
+    i = next(i for i, f in enumerate(facts) if slugify(f[0]) == "server-time")
+    done: dict = {}
+    run_jobs([("server-time", source_from_fact(facts[i]), str(i))], tmp_path / "journal.jsonl", done, "test", progress=False)
+    assert not done["server-time"]["ok"] and done["server-time"]["reason"] == UNDESCRIBED
+    kept = next(r for r in catalog._ROWS.values() if r[3] == "toucan")
+    silent = ["server-time", kept[1], "time", "toucan", str(i), [t[0] for t in facts[i][2]], 1.0, "x"]
+    (tmp_path / FACTS).symlink_to(DATA / FACTS)
+    (tmp_path / INDEX).write_text(json.dumps({"version": 1, "stats": {}, "themes": [list(kept), silent]}))
+    assert drop_undescribed(tmp_path) == ["server-time"]
+    data = json.loads((tmp_path / INDEX).read_text())
+    assert [r[0] for r in data["themes"]] == [kept[0]] and data["stats"]["undescribed"] == ["server-time"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
+import unicodedata
 from pathlib import Path
 
 from .entities import MAX_OVERLAP
@@ -86,6 +88,25 @@ def source_from_fact(fact: list, code: str | None = None) -> Source:
     name, labels, tools = fact
     return Source(name, "toucan", tuple(labels), "", [{"name": t[0], "parameters": {"type": "object", "properties": t[1], "required": t[2]},
                                                        "description": t[3] if len(t) > 3 else ""} for t in tools], code=code)
+
+
+def readable(text: str) -> bool:
+    """Whether a description is something the names can be checked against: two or more words in
+    Latin script, and more Latin letters than letters of other scripts (CJK or Hangul text with one
+    product name in it is not)."""
+    letters = [ch for ch in str(text) if ch.isalpha()]
+    latin = sum(unicodedata.name(ch, "").startswith("LATIN") for ch in letters)
+    return latin * 2 > len(letters) and len(re.findall(r"[A-Za-z]{3,}", str(text))) >= 2
+
+
+def described(tools: list[dict], kept=None) -> bool:
+    """Whether any of the tools (those named in `kept`, when given) carries a readable description of
+    its own. A Toucan theme whose tools carry none is not kept in the pool (issue 34): its tables are
+    named from tool names alone, and nothing says what it holds, so its names cannot be checked."""
+    return any(readable(t.get("description") or "") for t in tools if kept is None or t["name"] in kept)
+
+
+UNDESCRIBED = "no kept tool carries a readable description (its names cannot be checked against its contents)"
 
 
 def schema_fingerprint(spec) -> str:
@@ -198,6 +219,8 @@ def run_jobs(jobs: list[tuple[str, Source, str]], journal: Path, done: dict[str,
             too_few = res.ok and res.spec is not None and rule_count(res.spec, res.templates) < MIN_RULES
             if too_few:
                 res.ok, res.reason = False, f"fewer than {MIN_RULES} business rules"
+            elif res.ok and src.kind == "toucan" and not described(src.tools or [], {t["name"] for t in res.templates}):
+                res.ok, res.reason = False, UNDESCRIBED
             rec = {"id": tid, "ok": res.ok, "reason": res.reason, "code": src.code, "label": res.spec.label if res.spec else "",
                    "source": src.kind, "ref": ref, "tools": [t["name"] for t in res.templates], "pass_rate": round(res.pass_rate, 4),
                    "tested": len(res.reports), "tests": sum(r.tests for r in res.reports), "passed": sum(r.passed for r in res.reports),
@@ -596,6 +619,23 @@ def grow_catalog(extra: int, data_dir: Path = DATA, profiles: str | Path | None 
     return {"themes": len(themes), "tools": data["stats"]["tools"], "planned": len(plan), "added": len(new)}
 
 
+def drop_undescribed(data_dir: Path = DATA) -> list[str]:
+    """Drop from the index the Toucan themes none of whose kept tools carries a readable description
+    (`described`; the full build drops them too), held-out themes excepted; returns their ids. Top the
+    pool back up with `grow_catalog`."""
+    from .pipeline import write_json_atomic
+
+    data = json.loads((data_dir / INDEX).read_text(encoding="utf-8"))
+    facts = load_facts(data_dir)
+    removed = [t[0] for t in data["themes"] if t[3] == "toucan" and t[0] not in FROZEN and not described(recipe_source(t, facts).tools or [], set(t[5]))]
+    data["themes"] = [t for t in data["themes"] if t[0] not in set(removed)]
+    st = data["stats"]
+    st.update(themes=len(data["themes"]), tools=sum(len(t[5]) for t in data["themes"]), fingerprints=len({t[7] for t in data["themes"]}),
+              dropped=st.get("dropped", 0) + len(removed), undescribed=sorted(set(st.get("undescribed", [])) | set(removed)))
+    write_json_atomic(data_dir / INDEX, data)
+    return removed
+
+
 def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     """Drop from the index the themes that failed `check_env` in a bench_pool journal; returns their ids."""
     from .pipeline import write_json_atomic
@@ -618,10 +658,16 @@ def prune_index(check_journal: str | Path, data_dir: Path = DATA) -> list[str]:
     return removed
 
 
-if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-names | --refresh-rules | --refresh-paths | --grow N | --profiles SRC]
+if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JSONL | --refresh-names | --drop-undescribed | --refresh-rules | --refresh-paths | --grow N | --profiles SRC]
     import sys
 
-    if sys.argv[1:2] == ["--profiles"]:  # --profiles SRC: derive envs/data's profile facts from the full TensorBlock catalogue
+    if sys.argv[1:2] in (["--help"], ["-h"]):
+        print("python -m agentworld_gym.discovery.pool [TOUCAN_JSONL]   build the pool (resumable journal)\n"
+              "  --refresh-names | --refresh-rules | --refresh-paths    re-plan the committed index in place\n"
+              "  --drop-undescribed                                     drop Toucan themes whose tools carry no readable description\n"
+              "  --grow N [L2,...]                                      top the index up with N composed catalog themes (per L2)\n"
+              "  --profiles SRC                                         derive the server profile facts from the TensorBlock catalogue")
+    elif sys.argv[1:2] == ["--profiles"]:  # --profiles SRC: derive envs/data's profile facts from the full TensorBlock catalogue
         from .entities import write_profile_facts
 
         print(write_profile_facts(sys.argv[2]), "profiles kept")
@@ -629,6 +675,8 @@ if __name__ == "__main__":  # python -m agentworld_gym.discovery.pool [TOUCAN_JS
         print(json.dumps(refresh_paths(), indent=1))
     elif sys.argv[1:] == ["--refresh-names"]:
         print(json.dumps(refresh_names(), indent=1))
+    elif sys.argv[1:] == ["--drop-undescribed"]:  # then --grow N to top the pool back up
+        print(json.dumps(drop_undescribed()))
     elif sys.argv[1:] == ["--refresh-rules"]:
         print(json.dumps(refresh_rules(), indent=1))
     elif sys.argv[1:2] == ["--grow"]:  # --grow N [L2-33,L2-34]: N more composed catalog themes (per listed L2 category)

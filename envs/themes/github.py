@@ -129,7 +129,8 @@ def get_repo(db: Db, repo_id: str) -> dict:
 
 @tool(produces=("repo_id", "user_id"), phrase="check what access {user_id} has to {repo_id}")
 def get_permission(db: Db, repo_id: str, user_id: str) -> dict:
-    """A user's permission level on a repository ("none" when they have no access).
+    """A user's permission level on a repository: admin for its owner, else the highest level granted to them as a
+    collaborator ("none" when they have no access).
 
     Args:
         repo_id: The repository id.

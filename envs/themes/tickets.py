@@ -267,7 +267,7 @@ def add_comment(db: Db, ticket_id: str, member_id: str, body: str) -> dict:
 
 @tool(mode=WRITE, produces=("membership_id", "project_id", "member_id"), phrase="add {member_id} to {project_id}")
 def add_project_member(db: Db, project_id: str, member_id: str) -> dict:
-    """Add a member to an active project.
+    """Add a member to an active project; returns the new membership and the project's member count.
 
     Args:
         project_id: The project id.
