@@ -21,6 +21,7 @@ seconds is told so (`SESSION_EXPIRED`) and closed; a malformed frame is an error
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 from collections import OrderedDict
@@ -41,6 +42,14 @@ except ImportError:  # pragma: no cover - the standard library is the default
         return _encode(obj).encode()
 
     loads = json.loads
+
+
+def settle() -> None:
+    """Call once the server is built, before it serves: everything made at start (the theme registry, tool schemas,
+    imported modules: about 110,000 objects) moves out of the cyclic collector's reach. A full collection over them
+    costs about 75 ms of CPU, a pause every request in flight waits out (hundreds of ms on a busy machine)."""
+    gc.collect()
+    gc.freeze()
 
 
 # ------------------------------------------------------------------------------------------------ the pool

@@ -91,12 +91,14 @@ def serve_agentworld(args: Args, pure_python: bool = False, lean: bool = True) -
     import uvicorn
 
     from agentworld_gym.mcp.server import http_app, theme_server
+    from agentworld_gym.serving import settle
 
     room = args.capacity + 16
     server = theme_server(args.theme, max_sessions=room, sessions_per_client=room)  # one client address drives them all
     config = uvicorn.Config(http_app(server, lean=lean), host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=30,
                             limit_concurrency=4 * args.connections, backlog=4096,  # uvicorn counts lingering request tasks too
                             **({"http": "h11", "loop": "asyncio"} if pure_python else {}))
+    settle()  # as `agentworld serve` does
     uvicorn.Server(config).run()
 
 
@@ -105,8 +107,10 @@ def serve_agentworld_ws(args: Args) -> None:
     import uvicorn
 
     from agentworld_gym.integrations.openenv import UVICORN_WS, make_app
+    from agentworld_gym.serving import settle
 
     app = make_app(f"AgentWorld/{args.theme}-v0", max_sessions=args.capacity + 16, tasks=task_set(args.theme))
+    settle()  # as `agentworld serve-openenv` does
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=30, **UVICORN_WS)
 
 
@@ -360,7 +364,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
     await asyncio.sleep(1.0)
     rss_idle = server.rss_kb()
 
-    cpu0, start = server.cpu_s(), time.perf_counter()
+    cpu0, start, gen0 = server.cpu_s(), time.perf_counter(), own_cpu_s()
     deadline = start + args.seconds
 
     async def play(s, seed: int) -> None:
@@ -385,7 +389,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
 
     await asyncio.gather(*(play(s, seed) for s, seed in zip(live, seeds, strict=False)))
     wall = time.perf_counter() - start
-    cpu = server.cpu_s() - cpu0
+    cpu, gen = server.cpu_s() - cpu0, own_cpu_s() - gen0
     load_errors = tally.errors
     await asyncio.gather(*(guarded("close", s.close()) for s in live))
     if http is not None:
@@ -394,10 +398,19 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
     return {"server": kind, "sessions": n, "opened": len(live), "open_s": round(open_s, 2), "episodes": tally.episodes,
             "tool_calls": tally.calls, "errors": tally.errors, "errors_during_load": load_errors, "error_samples": tally.error_samples,
             "load_s": round(wall, 2), "requests_per_s": round(tally.calls / wall, 1),
-            "server_cpu_s": round(cpu, 2), "requests_per_cpu_s": round(tally.calls / cpu, 1) if cpu > 0 else None,
+            "server_cpu_s": round(cpu, 2), "generator_cpu_s": round(gen, 2), "requests_per_cpu_s": round(tally.calls / cpu, 1) if cpu > 0 else None,
             "p50_ms": round(statistics.median(lat), 1), "p99_ms": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))], 1),
             "rss_base_mb": round(rss0 / 1024, 1), "rss_idle_mb": round(rss_idle / 1024, 1),
             "kb_per_idle_session": round((rss_idle - rss0) / max(len(live), 1), 1)}
+
+
+def own_cpu_s() -> float:
+    """The load generator's own CPU time (user + system): when it nears the load phase's length, the generator, not
+    the server, bounds the latencies."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def loadavg() -> str:

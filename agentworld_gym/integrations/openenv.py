@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from ..errors import ConfigError, ResetNeededError, require
-from ..serving import FrameError, SessionPool, openenv_ws
+from ..serving import FrameError, SessionPool, openenv_ws, settle
 
 require("openenv.core", "openenv")
 from openenv.core import EnvClient  # noqa: E402
@@ -195,7 +195,9 @@ def app_from_environ():
 def serve(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS,
           idle_timeout: float | None = IDLE_TIMEOUT_S, **make_kwargs) -> None:
     uvicorn = require("uvicorn", "openenv")
-    uvicorn.run(make_app(env_id, max_sessions, idle_timeout, **make_kwargs), host=host, port=port, log_level="warning", **UVICORN_WS)
+    app = make_app(env_id, max_sessions, idle_timeout, **make_kwargs)
+    settle()
+    uvicorn.run(app, host=host, port=port, log_level="warning", **UVICORN_WS)
 
 
 def serve_in_background(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS,

@@ -369,6 +369,9 @@ def serve(theme_id: str, transport: str = "stdio", host: str = "127.0.0.1", port
     announce(f"{what} at {url} (streamable HTTP{', bearer token required' if auth_token else ''}); connect with "
              f"mcp.client.streamable_http.streamable_http_client({url!r}). Ctrl-C stops it.")
     config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=keep_alive, limit_concurrency=max_connections)
+    from ..serving import settle
+
+    settle()
     uvicorn.Server(config).run(sockets=[sock])
 
 
