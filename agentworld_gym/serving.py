@@ -273,7 +273,12 @@ def openenv_ws(pool: SessionPool, factory: Callable[[], Any], max_frame: int = 1
             return
         env = None
         try:
-            env = factory()
+            try:
+                env = factory()
+            except Exception as e:  # noqa: BLE001 - the env could not be built: this client is told why, the server goes on
+                await send({"type": "websocket.send", "text": ws_error(f"{type(e).__name__}: {e}", "FACTORY_ERROR").decode()})
+                await send({"type": "websocket.close", "code": 1011})
+                return
             while True:
                 try:
                     message = await asyncio.wait_for(receive(), pool.deadline(key))

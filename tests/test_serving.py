@@ -32,6 +32,31 @@ def test_the_pool_refuses_past_capacity_and_expires_the_silent_first():
     assert len(pool) == 2
 
 
+def test_an_env_that_cannot_be_built_is_one_error_line_and_frees_its_slot():
+    pool = SessionPool(1)
+
+    def broken():
+        raise OSError("no world file")
+
+    sent = []
+
+    async def main() -> None:
+        inbox = [{"type": "websocket.connect"}]
+
+        async def receive():
+            return inbox.pop(0)
+
+        async def send(message):
+            sent.append(message)
+
+        await serving.openenv_ws(pool, broken)({"type": "websocket"}, receive, send)
+
+    anyio.run(main)
+    assert [m["type"] for m in sent] == ["websocket.accept", "websocket.send", "websocket.close"]
+    error = json.loads(sent[1]["text"])
+    assert error["data"] == {"message": "OSError: no world file", "code": "FACTORY_ERROR"} and len(pool) == 0
+
+
 # ------------------------------------------------------------------------------------------------ MCP
 mcp = pytest.importorskip("mcp")
 from test_mcp_sessions import Served, _client  # noqa: E402
