@@ -1,29 +1,35 @@
-"""How many concurrent episodes one server holds: this project's MCP HTTP server beside openenv-core's reference
-server, driven by the same load generator on the loopback interface in the same run.
+"""How many concurrent episodes one server holds: this project's servers beside openenv-core's reference server,
+driven by the same load generator on the loopback interface in the same run.
 
-For each N (concurrent sessions) and each server, a fresh server process starts, then N sessions:
+Servers (SERVERS): `agentworld`, the MCP HTTP server as `agentworld serve --transport http` runs it (stateless token
+tool calls answered on the lean path, agentworld_gym/serving.py); `agentworld-sdk`, the same server with every request
+through the MCP SDK's own path (how it served before the lean path); `agentworld-ws`, `agentworld serve-openenv`'s app:
+OpenEnv's WebSocket protocol with one AgentWorld env episode per session (task, world, transcript, grading; resets draw
+from a set of 60 synthesized tasks, as `--tasks 60` serves them); `openenv`, openenv-core's own reference server and
+echo environment. For each N (concurrent sessions) and each server, a fresh server process starts, then N sessions:
 
-  1. open: every session starts (ours: `start_session`, a private SQLite world; OpenEnv: a `/ws` WebSocket and
-     `reset`, one echo environment), and the server's RSS is read with all N sessions open and idle;
-  2. load: for `--seconds`, every session plays episodes: reset (ours: `reset_world`; OpenEnv: `reset`), 3-6 tool
-     calls (ours: the calls of synthesized level-1..3 task solutions of the theme, reads and writes; OpenEnv: echo
-     `step`s), each after a think time drawn around `--think` seconds (the agent's inference time), then the next
-     episode. The theme server grades nothing, so no `submit` goes over the wire; the episode ends at the next reset;
+  1. open: every session starts (MCP: `start_session`, a private SQLite world; OpenEnv protocol: a `/ws` WebSocket and
+     `reset`), and the server's RSS is read with all N sessions open and idle;
+  2. load: for `--seconds`, every session plays episodes: reset (MCP: `reset_world`; OpenEnv: `reset`), 3-6 tool
+     calls (the calls of synthesized level-1..3 task solutions of the theme, reads and writes; to the echo env, the
+     same calls as its message; to agentworld-ws, as the model's reply text), each after a think time drawn around
+     `--think` seconds (the agent's inference time), then the next episode. No `submit` goes over the wire; the
+     episode ends at the next reset;
   3. close: every session ends (`end_session` / WebSocket close).
 
-Reported per (server, N): tool calls, errors (transport errors, timeouts, HTTP/JSON-RPC errors, and tool results
-that are server refusals: expired / unknown / over-limit sessions; a tool's own domain error such as "insufficient
-funds" is an answer, not an error), requests/s, p50/p99 latency of a tool call as the client sees it, server RSS per
-idle session, and requests per CPU-second of the server process (its utime+stime over the load phase: the figure
-that holds on a shared machine, where wall-clock req/s depends on the neighbours). `uptime`'s load average is
-recorded beside every run.
+Reported per (server, N): tool calls, errors (transport errors, timeouts, HTTP/JSON-RPC/OpenEnv errors, and tool
+results that are server refusals: expired / unknown / over-limit sessions; a tool's own domain error such as
+"insufficient funds" is an answer, not an error), requests/s, p50/p99 latency of a tool call as the client sees it,
+server RSS per idle session, and requests per CPU-second of the server process (its utime+stime over the load phase:
+the figure that holds on a shared machine, where wall-clock req/s depends on the neighbours), and its ratio to
+openenv's in the same run. `uptime`'s load average is recorded beside every run.
 
-Our load goes over the MCP wire as the mcp SDK's stateless (2026-07-28) client sends it: one JSON-RPC `tools/call`
+The MCP load goes over the wire as the mcp SDK's stateless (2026-07-28) client sends it: one JSON-RPC `tools/call`
 POST per call, the session token in `_meta["agentworld/session"]`; a pool of keep-alive HTTP connections is shared by
-all sessions (tests/test_serve_load.py drives the same pattern with the real `mcp.Client`). OpenEnv's load goes over
-its own stateful path, one WebSocket per session (its HTTP /step is stateless).
+all sessions (tests/test_serve_load.py drives the same pattern with the real `mcp.Client`). The OpenEnv-protocol load
+goes one WebSocket per session (its HTTP /step is stateless).
 
-    nice -n 10 python benchmarks/bench_serve.py --sessions 1,64,256 --seconds 20
+    nice -n 5 python benchmarks/bench_serve.py --sessions 1,64,256,1024,2048 --seconds 20
 """
 
 from __future__ import annotations
@@ -42,7 +48,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-SERVERS = ("agentworld", "agentworld-h11", "openenv")  # agentworld-h11: the pure-Python HTTP stack, as before httptools/uvloop
+# agentworld: the MCP HTTP server as `agentworld serve` runs it (token tool calls on the lean path, agentworld_gym.serving);
+# agentworld-sdk: the same server with every request through the MCP SDK's own path (as before the lean path);
+# agentworld-h11: agentworld-sdk on the pure-Python HTTP stack (as before httptools/uvloop);
+# agentworld-ws: `agentworld serve-openenv`: OpenEnv's WebSocket protocol, one AgentWorld env episode per session;
+# openenv: openenv-core's own reference server and echo environment
+SERVERS = ("agentworld", "agentworld-sdk", "agentworld-h11", "agentworld-ws", "openenv")
+DEFAULT_SERVERS = ("agentworld", "agentworld-sdk", "agentworld-ws", "openenv")
 REFUSALS = ("session expired", "unknown session token", "live sessions", "names none")  # server refusals, not tool answers
 
 
@@ -50,8 +62,8 @@ REFUSALS = ("session expired", "unknown session token", "live sessions", "names 
 class Args:
     sessions: str = "1,64,256,1024,2048"
     """comma-separated numbers of concurrent sessions"""
-    servers: str = ",".join(SERVERS)
-    """which servers to drive: agentworld (as `agentworld serve` runs), agentworld-h11 (pure-Python HTTP), openenv"""
+    servers: str = ",".join(DEFAULT_SERVERS)
+    """which servers to drive, from SERVERS (see there)"""
     seconds: float = 20.0
     """length of the load phase per (server, N), at most 60"""
     think: float = 1.0
@@ -75,17 +87,31 @@ class Args:
 
 
 # ----------------------------------------------------------------------------------------------- the servers
-def serve_agentworld(args: Args, pure_python: bool = False) -> None:
+def serve_agentworld(args: Args, pure_python: bool = False, lean: bool = True) -> None:
     import uvicorn
 
     from agentworld_gym.mcp.server import http_app, theme_server
+    from agentworld_gym.serving import settle
 
     room = args.capacity + 16
     server = theme_server(args.theme, max_sessions=room, sessions_per_client=room)  # one client address drives them all
-    config = uvicorn.Config(http_app(server), host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=30,
+    config = uvicorn.Config(http_app(server, lean=lean), host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=30,
                             limit_concurrency=4 * args.connections, backlog=4096,  # uvicorn counts lingering request tasks too
                             **({"http": "h11", "loop": "asyncio"} if pure_python else {}))
+    settle()  # as `agentworld serve` does
     uvicorn.Server(config).run()
+
+
+def serve_agentworld_ws(args: Args) -> None:
+    """`agentworld serve-openenv THEME`'s app: OpenEnv's wire protocol, one env episode (task, world, grading) per session."""
+    import uvicorn
+
+    from agentworld_gym.integrations.openenv import UVICORN_WS, make_app
+    from agentworld_gym.serving import settle
+
+    app = make_app(f"AgentWorld/{args.theme}-v0", max_sessions=args.capacity + 16, tasks=task_set(args.theme))
+    settle()  # as `agentworld serve-openenv` does
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=30, **UVICORN_WS)
 
 
 def serve_openenv(args: Args) -> None:
@@ -163,17 +189,25 @@ class Tally:
             self.error_samples.append(what[:300])
 
 
-def episode_calls(theme_id: str, count: int = 60) -> list[list[tuple[str, dict]]]:
-    """Tool-call sequences of synthesized task solutions (levels 1-3), the calls a correct agent makes."""
+def task_set(theme_id: str, count: int = 60) -> list:
+    """The tasks the load plays: synthesized levels 1-3, seeds 0..count-1 (agentworld-ws serves them as its task
+    set, as `agentworld serve-openenv --tasks` does, so a reset draws one instead of synthesizing one)."""
     from agentworld_gym.envs import get_theme
 
     from agentworld_gym.synthesis import synthesize_task
 
     theme = get_theme(theme_id)
+    return [synthesize_task(theme, 1 + seed % 3, seed) for seed in range(count)]
+
+
+def episode_calls(theme_id: str, count: int = 60) -> list[list[tuple[str, dict]]]:
+    """Tool-call sequences of synthesized task solutions (levels 1-3), the calls a correct agent makes."""
+    from agentworld_gym.envs import get_theme
+
+    tools = get_theme(theme_id).toolset.tools
     out = []
-    for seed in range(count):
-        task = synthesize_task(theme, 1 + seed % 3, seed)
-        calls = [(c["name"], dict(c["arguments"])) for c in task.solution if c["name"] in theme.toolset.tools]
+    for task in task_set(theme_id, count):
+        calls = [(c["name"], dict(c["arguments"])) for c in task.solution if c["name"] in tools]
         if calls:
             out.append(calls)
     return out
@@ -262,10 +296,11 @@ class AgentWorldSession:
 
 
 class OpenEnvSession:
-    """One OpenEnv session: its own WebSocket to /ws, reset and step messages (openenv-core's wire format)."""
+    """One OpenEnv session: its own WebSocket to /ws, reset and step messages (openenv-core's wire format). The
+    echo env's action is a message; an AgentWorld env's (`agent=True`) is the model's reply, here the tool call as JSON."""
 
-    def __init__(self, url: str, tally: Tally, timeout: float):
-        self.url, self.tally, self.timeout, self.ws = url, tally, timeout, None
+    def __init__(self, url: str, tally: Tally, timeout: float, agent: bool = False):
+        self.url, self.tally, self.timeout, self.ws, self.agent = url, tally, timeout, None, agent
 
     async def _send(self, message: dict) -> dict:
         await self.ws.send(json.dumps(message))
@@ -285,7 +320,8 @@ class OpenEnvSession:
         await self._send({"type": "reset", "data": {}})
 
     async def tool(self, name: str, arguments: dict) -> None:
-        await self._send({"type": "step", "data": {"message": f"{name} {json.dumps(arguments)}"}})
+        call = json.dumps({"name": name, "arguments": arguments})
+        await self._send({"type": "step", "data": {"text": call} if self.agent else {"message": call}})
 
     async def close(self) -> None:
         await self.ws.close()
@@ -294,12 +330,12 @@ class OpenEnvSession:
 async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: list, rng: random.Random) -> dict:
     tally = Tally()
     http = None
-    if kind.startswith("agentworld"):
+    if kind in ("agentworld", "agentworld-sdk", "agentworld-h11"):
         http = HTTPPool(server.port, args.connections)
         sessions = [AgentWorldSession(http, tally, args.timeout) for _ in range(n)]
     else:
         url = f"ws://127.0.0.1:{server.port}/ws"
-        sessions = [OpenEnvSession(url, tally, args.timeout) for _ in range(n)]
+        sessions = [OpenEnvSession(url, tally, args.timeout, kind == "agentworld-ws") for _ in range(n)]
     seeds = [rng.randrange(2**32) for _ in range(n)]
 
     async def guarded(what: str, coro) -> bool:
@@ -311,7 +347,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
             return False
 
     # warm-up: one session opened and closed, so imports and caches are in the baseline
-    warm = AgentWorldSession(http, tally, args.timeout) if http else OpenEnvSession(url, tally, args.timeout)
+    warm = AgentWorldSession(http, tally, args.timeout) if http else OpenEnvSession(url, tally, args.timeout, kind == "agentworld-ws")
     await guarded("warm-up open", warm.open())
     await guarded("warm-up close", warm.close())
     tally.errors, tally.error_samples = 0, []
@@ -328,7 +364,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
     await asyncio.sleep(1.0)
     rss_idle = server.rss_kb()
 
-    cpu0, start = server.cpu_s(), time.perf_counter()
+    cpu0, start, gen0 = server.cpu_s(), time.perf_counter(), own_cpu_s()
     deadline = start + args.seconds
 
     async def play(s, seed: int) -> None:
@@ -353,7 +389,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
 
     await asyncio.gather(*(play(s, seed) for s, seed in zip(live, seeds, strict=False)))
     wall = time.perf_counter() - start
-    cpu = server.cpu_s() - cpu0
+    cpu, gen = server.cpu_s() - cpu0, own_cpu_s() - gen0
     load_errors = tally.errors
     await asyncio.gather(*(guarded("close", s.close()) for s in live))
     if http is not None:
@@ -362,10 +398,19 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
     return {"server": kind, "sessions": n, "opened": len(live), "open_s": round(open_s, 2), "episodes": tally.episodes,
             "tool_calls": tally.calls, "errors": tally.errors, "errors_during_load": load_errors, "error_samples": tally.error_samples,
             "load_s": round(wall, 2), "requests_per_s": round(tally.calls / wall, 1),
-            "server_cpu_s": round(cpu, 2), "requests_per_cpu_s": round(tally.calls / cpu, 1) if cpu > 0 else None,
+            "server_cpu_s": round(cpu, 2), "generator_cpu_s": round(gen, 2), "requests_per_cpu_s": round(tally.calls / cpu, 1) if cpu > 0 else None,
             "p50_ms": round(statistics.median(lat), 1), "p99_ms": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))], 1),
             "rss_base_mb": round(rss0 / 1024, 1), "rss_idle_mb": round(rss_idle / 1024, 1),
             "kb_per_idle_session": round((rss_idle - rss0) / max(len(live), 1), 1)}
+
+
+def own_cpu_s() -> float:
+    """The load generator's own CPU time (user + system): when it nears the load phase's length, the generator, not
+    the server, bounds the latencies."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def loadavg() -> str:
@@ -379,7 +424,9 @@ def main() -> None:
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
     args = Args(**vars(p.parse_args()))
     if args.serve:
-        {"agentworld": serve_agentworld, "agentworld-h11": lambda a: serve_agentworld(a, pure_python=True), "openenv": serve_openenv}[args.serve](args)
+        {"agentworld": serve_agentworld, "agentworld-sdk": lambda a: serve_agentworld(a, lean=False),
+         "agentworld-h11": lambda a: serve_agentworld(a, pure_python=True, lean=False), "agentworld-ws": serve_agentworld_ws,
+         "openenv": serve_openenv}[args.serve](args)
         return
     if not 0 < args.seconds <= 60:
         p.error(f"expected --seconds in (0, 60], got {args.seconds}")
@@ -394,7 +441,7 @@ def main() -> None:
     episodes = episode_calls(args.theme)
     rng = random.Random(args.seed)
     rows = []
-    print(f"{'server':<11} {'N':>5} {'opened':>6} {'calls':>7} {'errors':>6} {'req/s':>7} {'req/cpu-s':>9} {'p50 ms':>7} "
+    print(f"{'server':<14} {'N':>5} {'opened':>6} {'calls':>7} {'errors':>6} {'req/s':>7} {'req/cpu-s':>9} {'p50 ms':>7} "
           f"{'p99 ms':>7} {'KB/sess':>8}  load avg", flush=True)
     for n in counts:
         for kind in kinds:
@@ -406,15 +453,17 @@ def main() -> None:
                 server.stop()
             row["loadavg_before"], row["loadavg_after"] = before, loadavg()
             rows.append(row)
-            print(f"{kind:<11} {n:>5} {row['opened']:>6} {row['tool_calls']:>7} {row['errors']:>6} {row['requests_per_s']:>7} "
+            print(f"{kind:<14} {n:>5} {row['opened']:>6} {row['tool_calls']:>7} {row['errors']:>6} {row['requests_per_s']:>7} "
                   f"{row['requests_per_cpu_s']!s:>9} {row['p50_ms']:>7} {row['p99_ms']:>7} {row['kb_per_idle_session']:>8}  "
                   f"{before} -> {row['loadavg_after']}", flush=True)
             for sample in row["error_samples"]:
                 print(f"    error: {sample}", flush=True)
         pair = {r["server"]: r for r in rows if r["sessions"] == n}
-        if len(pair) == 2 and pair["openenv"]["requests_per_cpu_s"] and pair["agentworld"]["requests_per_cpu_s"]:
-            ratio = pair["agentworld"]["requests_per_cpu_s"] / pair["openenv"]["requests_per_cpu_s"]
-            print(f"{'':<11} {n:>5} ratio agentworld / openenv, requests per server CPU-second: {ratio:.2f}x", flush=True)
+        reference = (pair.get("openenv") or {}).get("requests_per_cpu_s")
+        for kind in kinds:
+            if kind != "openenv" and reference and pair[kind]["requests_per_cpu_s"]:
+                pair[kind]["ratio_to_openenv"] = round(pair[kind]["requests_per_cpu_s"] / reference, 2)
+                print(f"{'':<14} {n:>5} {kind} / openenv, requests per server CPU-second: {pair[kind]['ratio_to_openenv']:.2f}x", flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"args": asdict(args), "cores": os.cpu_count(), "rows": rows}, indent=1) + "\n")
 

@@ -22,6 +22,7 @@ Where each block lives (BLOCKS below):
   docs/robustness.md  fuzz-tables: fuzz_step.json (fuzz_step.py)
   docs/reproduction.md  transfer-table: results/transfer/summary.json (transfer.py)
   docs/integrations.md  trl-curve: trl_curve.json (trl_curve.py)
+  docs/serving.md     serve-table: bench_serve.json (bench_serve.py)
 
 --check exits 1 when a page or the report is out of date instead of writing them.
 """
@@ -527,7 +528,31 @@ def transfer_line() -> list[str]:
 
 
 # Each generated block: file, marker name, its lines.
+SERVE_NAMES = {"agentworld": "agentworld (MCP, lean path)", "agentworld-sdk": "agentworld-sdk (MCP, SDK path: before)",
+               "agentworld-h11": "agentworld-h11 (MCP, SDK path, pure-Python HTTP)", "agentworld-ws": "agentworld-ws (OpenEnv protocol, env episodes)",
+               "openenv": "openenv (openenv-core reference, echo)"}
+
+
+def serve_table() -> list[str]:
+    """bench_serve.json: every (server, N) row of the run, the ratio to openenv-core's reference in the same run."""
+    run = _json("bench_serve.json")
+    if run is None:
+        return ["(no benchmarks/results/bench_serve.json yet: run benchmarks/bench_serve.py)"]
+    a = run["args"]
+    lines = [f"{run['cores']} cores, {a['seconds']:g} s of load per row, think time {a['think']:g} s, theme `{a['theme']}`; "
+             "requests are tool calls; ratio = requests per server CPU-second / openenv's at the same N in this run.", "",
+             "| server | N | opened | errors | tool calls | req/s | req per server CPU-s | ratio to openenv | p50 ms | p99 ms | KB per idle session | load avg |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in run["rows"]:
+        ratio = f"{r['ratio_to_openenv']:.2f}x" if "ratio_to_openenv" in r else "-"
+        lines.append(f"| {SERVE_NAMES.get(r['server'], r['server'])} | {r['sessions']:,} | {r['opened']:,} | {r['errors']} | {r['tool_calls']:,} | "
+                     f"{r['requests_per_s']:,} | {r['requests_per_cpu_s'] or 0:,.0f} | {ratio} | {r['p50_ms']:,} | {r['p99_ms']:,} | "
+                     f"{r['kb_per_idle_session']:.0f} | {r['loadavg_before'].split()[0]}-{r['loadavg_after'].split()[0]} |")
+    return lines
+
+
 BLOCKS: list[tuple[Path, str, Callable[[], list[str]]]] = [
+    (DOCS / "serving.md", "serve-table", serve_table),
     (ROOT / "README.md", "pool-stats", pool_stats_line),
     (ROOT / "README.md", "suite-summary", suites_table),
     (ROOT / "README.md", "transfer-line", transfer_line),

@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 4 - the gymnasium env, its registry, wrappers, vector/multi-agent forms
     ("env", "envs", "wrappers", "vector", "multiagent", "utils"),
     # 5 - what is built on envs: MCP, discovery, benchmark suites, integrations
-    ("mcp", "discovery", "suites", "integrations", "bench", "bfcl", "bfcl_multi_turn", "play"),
+    ("serving", "mcp", "discovery", "suites", "integrations", "bench", "bfcl", "bfcl_multi_turn", "play"),
     # 6 - training and the command lines (each package's cli module too)
     ("train", "cli", "synthesis.cli", "discovery.cli", "mcp.cli", "mcp.__main__", "integrations.cli"),
     # 7 - the arena (trains and evaluates against everything below)

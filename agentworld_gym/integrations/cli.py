@@ -11,6 +11,9 @@ def add_commands(sub) -> None:
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--max-sessions", type=int, default=8, help="concurrent sessions, one world each (default 8)")
+    p.add_argument("--idle-timeout", type=float, default=900.0, help="seconds a silent session is kept (default 900)")
+    p.add_argument("--tasks", type=int, default=0, help="serve a fixed set of this many tasks, drawn once at start: a reset then "
+                   "picks one instead of synthesizing one (a few ms each); 0 = synthesize per reset (default)")
     p.add_argument("--difficulty", type=int, default=1, help="task difficulty 1-5 (default 1)")
     p.set_defaults(func=cmd_serve_openenv)
 
@@ -21,5 +24,10 @@ def cmd_serve_openenv(args) -> int:
 
     env_id = gym_id(args.theme)
     print(f"OpenEnv server for {env_id} on http://{args.host}:{args.port} (WebSocket sessions at /ws)", flush=True)
-    serve(env_id, args.host, args.port, args.max_sessions, difficulty=args.difficulty)
+    extra = {}
+    if args.tasks > 0:
+        from ._common import as_task, draw_tasks
+
+        extra["tasks"] = [as_task(row["task"]) for row in draw_tasks(env_id, args.tasks, difficulty=args.difficulty)]
+    serve(env_id, args.host, args.port, args.max_sessions, args.idle_timeout, difficulty=args.difficulty, **extra)
     return 0

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from ..errors import ConfigError, ResetNeededError, require
+from ..serving import FrameError, SessionPool, openenv_ws, settle
 
 require("openenv.core", "openenv")
 from openenv.core import EnvClient  # noqa: E402
@@ -69,26 +70,52 @@ class AgentWorldOpenEnv(Environment):
         self._state = AgentWorldState()
         self._started = False
 
-    def _observation(self, obs: str, info: dict, reward: float | None = None, done: bool = False) -> AgentWorldObservation:
+    def _fields(self, obs: str, info: dict) -> dict[str, Any]:
+        """The observation's fields as OpenEnv's `serialize_observation` writes them (no reward, done, metadata)."""
         self._state.task_id, self._state.theme = info["task_id"], info["theme"]
-        return AgentWorldObservation(text=obs, messages=info["messages"], tools=info["tools"], task_id=info["task_id"],
-                                     theme=info["theme"], turn=info["turn"], verification=info.get("verification"),
-                                     reward=reward, done=done)
+        return {"text": obs, "messages": info["messages"], "tools": info["tools"], "task_id": info["task_id"], "theme": info["theme"],
+                "turn": info["turn"], "verification": info.get("verification")}
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, task: dict | None = None, **kwargs) -> AgentWorldObservation:
-        """A new episode: the task drawn from `seed`, or the given `task` (a task dict)."""
+    def _reset(self, seed: int | None, episode_id: str | None, task: dict | None) -> tuple[str, dict]:
         obs, info = self.env.reset(seed=seed, options={"task": task} if task is not None else None)
         self._started = True
         self._state = AgentWorldState(episode_id=episode_id, step_count=0)
-        return self._observation(obs, info)
+        return obs, info
 
-    def step(self, action: AgentWorldAction, timeout_s: float | None = None, **kwargs) -> AgentWorldObservation:
+    def _step(self, text: str) -> tuple[str, float, bool, dict]:
         if not self._started:  # OpenEnv's HTTP /step builds a fresh env for each request (the app answers 409)
             raise ResetNeededError("Expected reset() before step() in this session, got step() first. "
                                    "Play an episode in one WebSocket session (/ws): reset, then step.")
-        obs, reward, terminated, truncated, info = self.env.step(action.text)
+        obs, reward, terminated, truncated, info = self.env.step(text)
         self._state.step_count += 1
-        return self._observation(obs, info, float(reward), terminated or truncated)
+        return obs, float(reward), terminated or truncated, info
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, task: dict | None = None, **kwargs) -> AgentWorldObservation:
+        """A new episode: the task drawn from `seed`, or the given `task` (a task dict)."""
+        obs, info = self._reset(seed, episode_id, task)
+        return AgentWorldObservation(**self._fields(obs, info))
+
+    def step(self, action: AgentWorldAction, timeout_s: float | None = None, **kwargs) -> AgentWorldObservation:
+        obs, reward, done, info = self._step(action.text)
+        return AgentWorldObservation(**self._fields(obs, info), reward=reward, done=done)
+
+    # the lean WebSocket path (agentworld_gym.serving.openenv_ws): the same episode, payloads as plain dicts
+    def reset_payload(self, data: dict) -> dict:
+        seed, task = data.get("seed"), data.get("task")
+        if (seed is not None and type(seed) is not int) or (task is not None and not isinstance(task, dict)):
+            raise FrameError(f"Expected reset data {{'seed': int, 'task': object, 'episode_id': str}} (all optional), got {data!r:.200}")
+        obs, info = self._reset(seed, data.get("episode_id"), task)
+        return {"observation": self._fields(obs, info), "reward": None, "done": False}
+
+    def step_payload(self, data: dict) -> dict:
+        text = data.get("text")
+        if not isinstance(text, str) or set(data) - {"text", "metadata"}:
+            raise FrameError(f"Expected step data {{'text': str}} (the model's reply), got {data!r:.200}")
+        obs, reward, done, info = self._step(text)
+        return {"observation": self._fields(obs, info), "reward": reward, "done": done}
+
+    def state_payload(self) -> dict:
+        return self._state.model_dump()
 
     @property
     def state(self) -> AgentWorldState:
@@ -100,10 +127,33 @@ class AgentWorldOpenEnv(Environment):
 
 WS_PATH = "/ws"
 DEFAULT_MAX_SESSIONS = 8
+IDLE_TIMEOUT_S = 900.0
+# Frames go uncompressed: per-message deflate costs more CPU per step than the frame's bytes cost on a rollout
+# cluster's network (and zlib state per connection), and the OpenEnv client works either way.
+UVICORN_WS = {"ws_per_message_deflate": False, "backlog": 4096}
 
 
-def make_app(env_id: str, max_sessions: int = DEFAULT_MAX_SESSIONS, **make_kwargs):
-    """The OpenEnv FastAPI app serving `env_id`, at most `max_sessions` concurrent sessions.
+class OpenEnvApp:
+    """ASGI: WebSocket sessions at `WS_PATH` on the lean path (`agentworld_gym.serving.openenv_ws`: a bounded pool
+    with idle expiry, every message answered on the event loop); everything else (HTTP `/reset`, `/step`,
+    `/state`, `/schema`, `/health`, the lifespan) by OpenEnv's own FastAPI `app`, whose attributes this exposes."""
+
+    def __init__(self, app, ws, pool: SessionPool):
+        self.app, self.ws, self.pool = app, ws, pool
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket" and scope["path"] == WS_PATH:
+            await self.ws(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    def __getattr__(self, name: str):
+        return getattr(self.app, name)
+
+
+def make_app(env_id: str, max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float | None = IDLE_TIMEOUT_S, **make_kwargs):
+    """The OpenEnv app serving `env_id`: at most `max_sessions` concurrent WebSocket sessions (one more is refused
+    with a CAPACITY_REACHED error line), each ended after `idle_timeout` seconds without a message.
 
     OpenEnv's plain HTTP `/reset` and `/step` run each request on a fresh env: a tool episode needs a session,
     so `POST /step` answers 409 naming the WebSocket path instead of failing with 500."""
@@ -121,7 +171,8 @@ def make_app(env_id: str, max_sessions: int = DEFAULT_MAX_SESSIONS, **make_kwarg
             "OpenEnv EnvClient): reset, then step, in one session.")})
 
     app.add_exception_handler(ResetNeededError, needs_a_session)
-    return app
+    pool = SessionPool(max_sessions, idle_timeout)
+    return OpenEnvApp(app, openenv_ws(pool, factory), pool)
 
 
 def app_from_environ():
@@ -141,20 +192,24 @@ def app_from_environ():
                     max_turns=number("AGENTWORLD_MAX_TURNS", 20))
 
 
-def serve(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS, **make_kwargs) -> None:
+def serve(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS,
+          idle_timeout: float | None = IDLE_TIMEOUT_S, **make_kwargs) -> None:
     uvicorn = require("uvicorn", "openenv")
-    uvicorn.run(make_app(env_id, max_sessions, **make_kwargs), host=host, port=port, log_level="warning")
+    app = make_app(env_id, max_sessions, idle_timeout, **make_kwargs)
+    settle()
+    uvicorn.run(app, host=host, port=port, log_level="warning", **UVICORN_WS)
 
 
 def serve_in_background(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS,
-                        **make_kwargs):
+                        idle_timeout: float | None = IDLE_TIMEOUT_S, **make_kwargs):
     """Start the server on a daemon thread and return its `uvicorn.Server` once it accepts connections
     (for notebooks, examples and tests; `server.should_exit = True` stops it)."""
     import threading
     import time
 
     uvicorn = require("uvicorn", "openenv")
-    server = uvicorn.Server(uvicorn.Config(make_app(env_id, max_sessions, **make_kwargs), host=host, port=port, log_level="error"))
+    server = uvicorn.Server(uvicorn.Config(make_app(env_id, max_sessions, idle_timeout, **make_kwargs), host=host, port=port, log_level="error",
+                                                **UVICORN_WS))
     thread = threading.Thread(target=server.run, name=f"openenv-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -179,5 +234,5 @@ class AgentWorldClient(EnvClient[AgentWorldAction, AgentWorldObservation, AgentW
         return AgentWorldState(**payload)
 
 
-__all__ = ["AgentWorldAction", "AgentWorldClient", "AgentWorldObservation", "AgentWorldOpenEnv", "AgentWorldState", "WS_PATH", "app_from_environ", "make_app",
+__all__ = ["AgentWorldAction", "AgentWorldClient", "AgentWorldObservation", "AgentWorldOpenEnv", "AgentWorldState", "OpenEnvApp", "UVICORN_WS", "WS_PATH", "app_from_environ", "make_app",
            "serve", "serve_in_background"]

@@ -264,7 +264,7 @@ class ThemeWorlds:
             return ToolResult(False, "Error: this server keeps one private world per client, and this request names none: the "
                                      "2026-07-28 protocol sends no session id (an Mcp-Session-Id header is ignored on it). Call "
                                      f"{START_SESSION} once and pass the token it returns as _meta[{SESSION_META!r}] on every call.")
-        if key.startswith("token:") and not self.issued(key[6:]):
+        if key.startswith("token:") and key not in self._worlds and not self.issued(key[6:]):  # a live key was issued
             return ToolResult(False, f"Error: unknown session token; this server did not issue it. Call {START_SESSION} to get one.")
         if name == END_SESSION:
             self._end(key, "ended by its client")
@@ -369,6 +369,9 @@ def serve(theme_id: str, transport: str = "stdio", host: str = "127.0.0.1", port
     announce(f"{what} at {url} (streamable HTTP{', bearer token required' if auth_token else ''}); connect with "
              f"mcp.client.streamable_http.streamable_http_client({url!r}). Ctrl-C stops it.")
     config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=keep_alive, limit_concurrency=max_connections)
+    from ..serving import settle
+
+    settle()
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -377,10 +380,13 @@ def announce(line: str) -> None:
 
 
 def http_app(server, host: str = "127.0.0.1", auth_token: str | None = None, idle_timeout: float | None = IDLE_TIMEOUT_S,
-             read_timeout: float | None = READ_TIMEOUT_S):
+             read_timeout: float | None = READ_TIMEOUT_S, lean: bool = True):
     """The server's streamable-HTTP ASGI app: handshake sessions end after `idle_timeout` (the SDK's timer), and
-    their worlds with them; slow request bodies time out; with `auth_token`, bearer auth in front."""
+    their worlds with them; slow request bodies time out; with `auth_token`, bearer auth in front; with `lean`
+    (a theme server), token tool calls answered on the lean path (`fast_path`)."""
     app = server.streamable_http_app(host=host, streamable_http_path=HTTP_PATH, session_idle_timeout=idle_timeout)
+    if lean and hasattr(server, "worlds"):
+        app = fast_path(app, server)
     manager = server.session_manager
     discard = getattr(manager, "_discard_session", None)
     if discard is not None and hasattr(server, "worlds"):  # the SDK closed a session (DELETE, idle): its world goes too
@@ -392,6 +398,23 @@ def http_app(server, host: str = "127.0.0.1", auth_token: str | None = None, idl
     if read_timeout is not None:
         app = SlowRequestTimeout(app, read_timeout)
     return BearerAuth(app, auth_token) if auth_token else app
+
+
+def fast_path(app, server):
+    """`app` with stateless token `tools/call` requests answered by `serving.McpFastPath` (the reply the SDK
+    would give, without its per-request validation layers); a request with an Origin header (a browser's,
+    which the SDK checks against DNS rebinding) and every other request go to the SDK's app."""
+    from ..serving import McpFastPath
+
+    worlds = server.worlds
+
+    def run(client: str, key: str, reset: bool, name: str, arguments: dict) -> ToolResult:
+        CLIENT.set(client)
+        return worlds.run(key, reset, name, arguments)
+
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    info = lowlevel.server_info_stamp if lowlevel is not None else {"name": server.name, "version": ""}
+    return McpFastPath(app, HTTP_PATH, run, set(server._tools), info, SESSION_META, RESET_META)
 
 
 class SlowRequestTimeout:
@@ -409,30 +432,19 @@ class SlowRequestTimeout:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        import anyio
+        from ..serving import BodyTimeout, BodyTooLarge, read_body, replaying
 
-        chunks, size = [], 0
-        with anyio.move_on_after(self.seconds) as timer:
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    return  # the client went away
-                chunks.append(message.get("body", b""))
-                size += len(chunks[-1])
-                if size > self.MAX_BODY:
-                    await _reply(send, 413, f"request body over {self.MAX_BODY:,} bytes")
-                    return
-                if not message.get("more_body", False):
-                    break
-        if timer.cancelled_caught:
+        try:
+            body = await read_body(receive, self.MAX_BODY, self.seconds)
+        except BodyTimeout:
             await _reply(send, 408, f"request timeout: the request body did not arrive within {self.seconds:g} s")
             return
-        pending = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
-
-        async def replay():
-            return pending.pop() if pending else await receive()
-
-        await self.app(scope, replay, send)
+        except BodyTooLarge as e:
+            await _reply(send, 413, str(e))
+            return
+        if body is None:
+            return  # the client went away
+        await self.app(scope, replaying(body, receive), send)
 
 
 async def _reply(send, status: int, error: str) -> None:
