@@ -191,6 +191,9 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
         # tasks v3: with no record a person can name at the start, the list's key is stated and the plan has no dependent lookup
         raise TaskError(f"Expected theme {theme.id!r} to have a list whose owner a person can name for a programmatic task at "
                         f"difficulty {difficulty}, got none. Try a lower difficulty or kind='graph'.")
+    if P.enabled() and check and not _viable(theme, fx, difficulty, db_seed, attempts, answers_only):
+        raise TaskError(f"Expected theme {theme.id!r} to yield a programmatic task at difficulty {difficulty} for some of "
+                        f"{VIABLE_SEEDS} probe seeds, got none. Try a lower difficulty or kind='graph'.")
     problems: list[str] = []
     for _ in range(attempts):
         run = fx.run(memo=True)
@@ -228,9 +231,12 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     if lv.prefix and prefixes:
         pt = _pick(prefixes, rng)
         pargs = {}
+        starts = _prefix_starts(theme, fx, roles, pt, lt, needs) if person and not largs else None
+        if starts == ():
+            return None  # no record a person can name leads, through this prefix, to a list a plan can range over
         for p in pt.parameters.get("required", ()):
             pk = theme.key_of(p) if p in pt.consumes else None
-            value = (_named_key(theme, fx, pk, rng) if person else sample_key(fx, pk, rng)) if pk else None
+            value = (_pick(starts, rng) if starts else _named_key(theme, fx, pk, rng) if person else sample_key(fx, pk, rng)) if pk else None
             if pk and value is not None:
                 pargs[p] = value
                 plan.given.append((noun_of(pk), *fx.key_column(pk), value))
@@ -497,6 +503,29 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     )
 
 
+VIABLE_SEEDS = 3  # tasks v3: probe seeds a (theme, level) must yield a task for before plans are searched for others
+
+
+def _viable(theme: Theme, fx: Facts, difficulty: int, db_seed: int, attempts: int, answers_only: bool) -> bool:
+    """Whether any of VIABLE_SEEDS fixed probe seeds yields a checked task (worked out once per world, level and budget,
+    so every seed's task stays deterministic): a level a theme's lists cannot make (its records too few, its answers
+    all guessable) then fails at once instead of after every plan of every seed."""
+    cache = fx.derived.setdefault("viable", {})
+    ck = (difficulty, attempts, answers_only)
+    if ck not in cache:
+        cache[ck] = True  # the probes themselves search
+        ok = False
+        for s in range(VIABLE_SEEDS):
+            try:
+                synthesize_programmatic_task(theme, difficulty, 2**29 + s, db_seed, attempts, True, answers_only)
+            except TaskError:
+                continue
+            ok = True
+            break
+        cache[ck] = ok
+    return cache[ck]
+
+
 LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
 
 
@@ -579,6 +608,36 @@ def _lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
             if plain or _listable(theme, fx, lt, kparam, theme.key_of(kparam), {}, needs) != ():
                 keep.append(lt)
         fx.derived[cache_key] = keep
+    return fx.derived[cache_key]
+
+
+def _prefix_starts(theme: Theme, fx: Facts, roles: dict, pt: Tool, lt: Tool, needs: tuple) -> tuple | None:
+    """Tasks v3: the values of prefix `pt`'s one (key) argument, named by a person where the theme can, whose prefix read
+    gives a key whose list (`lt`, no other arguments) a plan can range over (`_listable`); remembered per world. None
+    when `pt` takes other arguments or its key column is too long to sweep (values are then sampled as before)."""
+    required = list(pt.parameters.get("required", ()))
+    if len(required) != 1 or required[0] not in pt.consumes or not theme.key_of(required[0]):
+        return None
+    cache_key = ("prefix starts", pt.name, lt.name, needs)
+    if cache_key not in fx.derived:
+        p, pk = required[0], theme.key_of(required[0])
+        kparam = roles["required_keys"](lt)[0]
+        key = theme.key_of(kparam)
+        listable = _listable(theme, fx, lt, kparam, key, {}, needs)
+        where = fx.key_column(pk)
+        values = tuple(fx.values(*where)) if where else ()
+        out = None
+        if listable is not None and len(values) <= LISTABLE_SWEEP:
+            values = _nameable(theme, fx, pk, values) or values
+            targets, out = set(listable), []
+            with fx.run(memo=True) as run:
+                for v in values:
+                    res = run.call(pt.name, {p: v})
+                    found = find_key(res.data, key) if res.ok and isinstance(res.data, dict) else None
+                    if found is not None and found[1] != v and found[1] in targets:
+                        out.append(v)
+            out = tuple(out)
+        fx.derived[cache_key] = out
     return fx.derived[cache_key]
 
 
