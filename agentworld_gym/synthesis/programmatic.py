@@ -31,6 +31,7 @@ from . import wording as W
 from .facts import Facts, Run, facts
 from .graph import (
     MAX_CALLS,
+    VIABLE_SEEDS,
     Level,
     _phrase_rng,
     capped,
@@ -45,6 +46,7 @@ from .graph import (
     sample_plain,
     state_check,
     task_id,
+    viable,
 )
 
 MAX_ITEMS = 20  # listed entities an aggregation may range over
@@ -191,7 +193,8 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
         # tasks v3: with no record a person can name at the start, the list's key is stated and the plan has no dependent lookup
         raise TaskError(f"Expected theme {theme.id!r} to have a list whose owner a person can name for a programmatic task at "
                         f"difficulty {difficulty}, got none. Try a lower difficulty or kind='graph'.")
-    if P.enabled() and check and not _viable(theme, fx, difficulty, db_seed, attempts, answers_only):
+    if P.enabled() and check and not viable(fx, ("programmatic", difficulty, attempts, answers_only), lambda s: synthesize_programmatic_task(
+            theme, difficulty, s, db_seed, attempts, True, answers_only)):
         raise TaskError(f"Expected theme {theme.id!r} to yield a programmatic task at difficulty {difficulty} for some of "
                         f"{VIABLE_SEEDS} probe seeds, got none. Try a lower difficulty or kind='graph'.")
     problems: list[str] = []
@@ -501,29 +504,6 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         instruction=instruction, difficulty=difficulty, solution=solution, answer=answer, answer_type=answer_type,
         state_tables=tables, state_hash=final, db_seed=db_seed, program=program, features=features,
     )
-
-
-VIABLE_SEEDS = 3  # tasks v3: probe seeds a (theme, level) must yield a task for before plans are searched for others
-
-
-def _viable(theme: Theme, fx: Facts, difficulty: int, db_seed: int, attempts: int, answers_only: bool) -> bool:
-    """Whether any of VIABLE_SEEDS fixed probe seeds yields a checked task (worked out once per world, level and budget,
-    so every seed's task stays deterministic): a level a theme's lists cannot make (its records too few, its answers
-    all guessable) then fails at once instead of after every plan of every seed."""
-    cache = fx.derived.setdefault("viable", {})
-    ck = (difficulty, attempts, answers_only)
-    if ck not in cache:
-        cache[ck] = True  # the probes themselves search
-        ok = False
-        for s in range(VIABLE_SEEDS):
-            try:
-                synthesize_programmatic_task(theme, difficulty, 2**29 + s, db_seed, attempts, True, answers_only)
-            except TaskError:
-                continue
-            ok = True
-            break
-        cache[ck] = ok
-    return cache[ck]
 
 
 LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
