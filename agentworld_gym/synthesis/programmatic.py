@@ -711,25 +711,16 @@ def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, ans
 
 
 def _nameable(theme: Theme, fx: Facts, key: str, values: tuple) -> tuple:
-    """Those of `values` (of entity `key`) whose record a person can name (`persona.resolve`), remembered per world;
-    empty in a theme where no tool finds records by what a person knows."""
-    if not P._finders(theme):
-        return ()
-    cache = fx.derived.setdefault("nameable", {})
-    if (key, values) not in cache:
-        cache[key, values] = tuple(v for v in values if P.resolve(theme, fx, key, v) is not None)
-    return cache[key, values]
+    """Those of `values` (of entity `key`) whose record a person can name (`persona.named_values`)."""
+    named = set(P.named_values(theme, fx, key))
+    return tuple(v for v in values if v in named) if named else ()
 
 
 def _named_key(theme: Theme, fx: Facts, key: str, rng) -> Any:
-    """A key value of `key` a person can name where the world has one (its key column swept up to LISTABLE_SWEEP
-    values), else any (`sample_key`): tasks v3 builds from records a request can name instead of dropping the rest."""
-    cache = fx.derived.setdefault("named keys", {})
-    if key not in cache:
-        where = fx.key_column(key)
-        values = tuple(fx.values(*where)) if where else ()
-        cache[key] = _nameable(theme, fx, key, values) if len(values) <= LISTABLE_SWEEP else ()
-    return _pick(cache[key], rng) if cache[key] else sample_key(fx, key, rng)
+    """A key value of `key` a person can name where the world has one, else any (`sample_key`): tasks v3 builds
+    from records a request can name instead of dropping the rest."""
+    named = P.named_values(theme, fx, key)
+    return _pick(named, rng) if named else sample_key(fx, key, rng)
 
 
 class _Writable:
