@@ -431,7 +431,7 @@ class _Walk:
                 values = self.fx.related(other, v, key)
                 if values:
                     return values[int(self.rng.integers(len(values)))]
-        named = P.named_values(self.theme, self.fx, key) if P.enabled() else ()  # tasks v3: a record a person can name, where any
+        named = P.named_pool(self.theme, self.fx, key) if P.enabled() else ()  # tasks v3: a record a person can name, where any
         return named[int(self.rng.integers(len(named)))] if named else sample_key(self.fx, key, self.rng)
 
     def step(self, t: Tool, feeds_next: bool = False) -> bool:

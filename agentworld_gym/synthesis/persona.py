@@ -287,6 +287,17 @@ def named_values(theme: Theme, fx: Facts, key: str) -> tuple:
     return cache[key]
 
 
+NAMED_POOL = (8, 0.25)  # the least records, and share of the key's records, a person can name for keys to be drawn from them only
+
+
+def named_pool(theme: Theme, fx: Facts, key: str) -> tuple:
+    """`named_values` when they are many enough to draw a task's records from (else empty: a few records asked about again
+    and again give answers a guesser learns, and the answer prior rejects them; those keys are drawn from all records)."""
+    named = named_values(theme, fx, key)
+    least, share = NAMED_POOL
+    return named if len(named) >= max(least, share * len(fx.values(*fx.key_column(key)))) else ()
+
+
 def _var(key: str, value: Any) -> str:
     """The gold program's variable for one resolved record (the same record, the same line: shared reads appear once)."""
     return "r_" + hashlib.sha1(f"{key}={value!r}".encode()).hexdigest()[:8]
@@ -436,5 +447,5 @@ def identifier_names(theme: Theme, text: str) -> list[str]:
     return sorted(out)
 
 
-__all__ = ["Resolution", "first_person_with_reason", "frame", "gold_reads", "identifier_names", "internal_ids", "named_values", "personalize", "program_lines",
+__all__ = ["Resolution", "first_person_with_reason", "frame", "gold_reads", "identifier_names", "internal_ids", "named_pool", "named_values", "personalize", "program_lines",
            "reason", "rephrase", "resolve"]

@@ -719,7 +719,7 @@ def _nameable(theme: Theme, fx: Facts, key: str, values: tuple) -> tuple:
 def _named_key(theme: Theme, fx: Facts, key: str, rng) -> Any:
     """A key value of `key` a person can name where the world has one, else any (`sample_key`): tasks v3 builds
     from records a request can name instead of dropping the rest."""
-    named = P.named_values(theme, fx, key)
+    named = P.named_pool(theme, fx, key)
     return _pick(named, rng) if named else sample_key(fx, key, rng)
 
 
