@@ -231,12 +231,16 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         return None
     # 1. the entity whose list is aggregated: given directly, or reached through a prefix step
     prefixes = [t for t in roles["prefixes"].get(key, ()) if t is not lt]
-    if lv.prefix and prefixes:
-        pt = _pick(prefixes, rng)
+    if person:  # a prefix given only stated values (a finder) is a lookup no earlier result feeds: it adds no depth
+        prefixes = [t for t in prefixes if roles["required_keys"](t)]
+    pt = _pick(prefixes, rng) if lv.prefix and prefixes else None
+    starts = _prefix_starts(theme, fx, roles, pt, lt, needs) if pt is not None and person and not largs else None
+    if starts == ():
+        # tasks v3: no record a person can name leads through this prefix to a list a plan can range over; the list's
+        # owner, named by the person, is found first instead (as deep: the finding read and the list depend)
+        pt = prefixes = None
+    if pt is not None:
         pargs = {}
-        starts = _prefix_starts(theme, fx, roles, pt, lt, needs) if person and not largs else None
-        if starts == ():
-            return None  # no record a person can name leads, through this prefix, to a list a plan can range over
         for p in pt.parameters.get("required", ()):
             pk = theme.key_of(p) if p in pt.consumes else None
             value = (_pick(starts, rng) if starts else _named_key(theme, fx, pk, rng) if person else sample_key(fx, pk, rng)) if pk else None
@@ -324,8 +328,9 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     stated = person and not named and not (lv.prefix and prefixes)
     least = (MIN_CANDIDATES + (lv.conditions > 0)) if person else 1
     countable = not few_items(len(records) - (person and (lv.conditions > 0 or stated)))
-    op = "write" if writers and rng.random() < lv.writes else _pick(
-        [a for a in AGGREGATES if (a == "count" and countable) or (a != "count" and numeric and len(records) >= least)], rng)
+    aggregates = [a for a in AGGREGATES if (a == "count" and countable) or (a != "count" and numeric and len(records) >= least)]
+    # (tasks v3: records no aggregate fits take the write they were listed for, rather than the plan dropped)
+    op = "write" if writers and (rng.random() < lv.writes or (person and not aggregates)) else _pick(aggregates, rng)
     if op is None:
         return None
     n_conds = max(lv.conditions, 1) if op in ("write", "count") and lv.conditions == 0 and (listed or rng.random() < 0.5) else lv.conditions
@@ -608,7 +613,7 @@ def _prefix_starts(theme: Theme, fx: Facts, roles: dict, pt: Tool, lt: Tool, nee
         values = tuple(fx.values(*where)) if where else ()
         out = None
         if listable is not None and len(values) <= LISTABLE_SWEEP:
-            values = _nameable(theme, fx, pk, values) or values
+            values = _nameable(theme, fx, pk, values) or values  # named where the theme can (else the ids it has)
             targets, out = set(listable), []
             with fx.run(memo=True) as run:
                 for v in values:
