@@ -184,16 +184,16 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
     if not roles["lists"]:
         raise TaskError(f"Expected theme {theme.id!r} to have a read tool that takes an entity key and lists entities, "
                         "got none; programmatic tasks need one. Use kind='graph'.")
-    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)):
+    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only, _guess_key(theme, difficulty, db_seed) if check else None)):
         raise TaskError(f"Expected theme {theme.id!r} to have a list a programmatic task at difficulty {difficulty} can range over "
                         "(2-20 records with a field to aggregate or filter on), got none. Try a lower difficulty or kind='graph'.")
-    needs = _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)
+    needs = _needs(roles, lv, answers_only, _guess_key(theme, difficulty, db_seed) if check else None)
     if (P.enabled() and D.MIN_DEPENDENT[difficulty] >= 1 and not lv.prefix and not lv.lookups and not _named_lists(theme, fx, roles, needs)
             and all(len(t.parameters.get("required", ())) == 1 for t in _lists(theme, fx, roles, needs))):
         # tasks v3: with no record a person can name at the start, the list's key is stated and the plan has no dependent lookup
         raise TaskError(f"Expected theme {theme.id!r} to have a list whose owner a person can name for a programmatic task at "
                         f"difficulty {difficulty}, got none. Try a lower difficulty or kind='graph'.")
-    if P.enabled() and check and not viable(fx, ("programmatic", difficulty, attempts, answers_only), lambda s: synthesize_programmatic_task(
+    if P.enabled() and check and not viable(fx, ("programmatic", difficulty, attempts, answers_only, _guess_key(theme, difficulty, db_seed)), lambda s: synthesize_programmatic_task(
             theme, difficulty, s, db_seed, attempts, True, answers_only)):
         raise TaskError(f"Expected theme {theme.id!r} to yield a programmatic task at difficulty {difficulty} for some of "
                         f"{VIABLE_SEEDS} probe seeds, got none. Try a lower difficulty or kind='graph'.")
@@ -220,7 +220,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
              answers_only: bool = False, check: bool = True) -> Task | None:
     person = P.enabled()  # tasks v3 (opt-in): a person's request with a depth floor
     plan = _Plan()
-    needs = _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)
+    needs = _needs(roles, lv, answers_only, _guess_key(theme, difficulty, db_seed) if check else None)
     # tasks v3: plans start from a list of a record a person can name where the theme has one (built so, not filtered)
     named = _named_lists(theme, fx, roles, needs) if person else []
     lt: Tool = _pick(named or _lists(theme, fx, roles, needs), rng)
@@ -514,7 +514,14 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
 LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
 
 
-def _needs(roles: dict, lv: Level, answers_only: bool, guess: tuple[int, int] | None = None) -> tuple:
+def _guess_key(theme: Theme, difficulty: int, db_seed: int) -> tuple:
+    """(difficulty, db_seed, `synthesis.guess_mode`): what a checked plan's guess verdicts depend on (cache keys)."""
+    from . import guess_mode
+
+    return difficulty, db_seed, guess_mode(theme, difficulty, db_seed)
+
+
+def _needs(roles: dict, lv: Level, answers_only: bool, guess: tuple | None = None) -> tuple:
     """What a plan at this level needs of a listing (see `_aggregatable`): the entities a lookup per
     listed entity may add fields to, the filter conditions asked for, the entities a conditional write
     may change, and `guess` ((difficulty, db_seed) of a checked plan, whose answer a guesser must miss;
@@ -681,7 +688,7 @@ def _countable(theme: Theme, shape: _Shape, conditions: int, guess: tuple[int, i
     """Whether a plan that can only count the listed records (no numeric field, no write) can ask for a
     count a guesser misses: the whole list's (where the level may ask without a condition), or what one
     filter condition keeps (some but not all, more than a few); with two conditions, any count in that range."""
-    difficulty, db_seed = guess
+    difficulty, db_seed, _mode = guess
 
     def unguessed(n: int) -> bool:
         return not few_items(n) and not _guessed(theme, difficulty, db_seed, n, "number")
@@ -696,19 +703,19 @@ def _countable(theme: Theme, shape: _Shape, conditions: int, guess: tuple[int, i
 def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
     """Whether a guesser who never looks at the world gives `answer` (the instruction-free part of
     `cheap_answers`; the quality filter checks all of it again on the finished task)."""
-    if isinstance(answer, dict):
-        from . import guesses
+    from . import guess_mode, guesses
 
+    if isinstance(answer, dict):
         return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
     if isinstance(answer, list):  # remembered as a tuple, graded as the list it is
-        return _guessed_value(theme, difficulty, db_seed, tuple(answer), answer_type, P.enabled())
-    return _guessed_value(theme, difficulty, db_seed, answer, answer_type, P.enabled())
+        return _guessed_value(theme, difficulty, db_seed, tuple(answer), answer_type, guess_mode(theme, difficulty, db_seed))
+    return _guessed_value(theme, difficulty, db_seed, answer, answer_type, guess_mode(theme, difficulty, db_seed))
 
 
 @lru_cache(maxsize=65536)
-def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str, person: bool) -> bool:
+def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str, mode: str) -> bool:
     """`_guessed` of a scalar answer, remembered: plans ask about the same small counts and totals again and
-    again, and the grader's parse of every guess is the costliest part of a plan (`person`: one cache per mode)."""
+    again, and the grader's parse of every guess is the costliest part of a plan (`mode`: one cache per `guess_mode`)."""
     from . import guesses
 
     answer = list(answer) if isinstance(answer, tuple) else answer
