@@ -366,12 +366,13 @@ def guesses(theme: Theme, level: int, db_seed: int = 0) -> tuple:
 
 @lru_cache(maxsize=8192)
 def _guesses(theme: Theme, level: int, db_seed: int, mode: str) -> tuple:  # `mode`: one cache per `guess_mode`
-    seen = _SEEN.get((theme, level, db_seed)) or () if mode == "person+seen" else ()
+    seen = _SEEN[theme, level, db_seed][1] if mode.startswith("person+seen") else ()
     return (*(a for a in DO_NOTHING if a is not None), *CONSTANT_ANSWERS, *answer_prior(theme, level, db_seed), *seen)
 
 
-SEEN_SAMPLE = 12  # tasks v3: checked tasks per (theme, level, world) a guesser is taken to have seen (`seen_answers`)
-_SEEN: dict = {}  # (theme, level, db_seed) -> seen answers; None while they are being worked out
+SEEN_SAMPLE = 12  # tasks v3: checked tasks per (theme, level, world) and round a guesser is taken to have seen (`seen_answers`)
+SEEN_ROUNDS = 5  # rounds of that sample, each checked against the answers the rounds before found
+_SEEN: dict = {}  # (theme, level, db_seed) -> (round, seen answers so far); (-1, ()) while the first round is worked out
 
 
 def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
@@ -379,32 +380,39 @@ def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
     seeds, mixed kinds, made at that level), worked out once per world. Plans built to miss the answer prior's guesses
     gather on the few records and filters left (the same count of the one user with many invitations, seed after
     seed): a guesser who has seen training tasks answers with those, so they are guesses too. The sample's own tasks
-    are checked against the answer prior alone (`guess_mode` "person"), so the result does not depend on what was
-    asked before."""
+    are checked against the answer prior and the answers earlier rounds found (rejecting those moves the plans onto
+    the next few records: SEEN_ROUNDS rounds), so the result does not depend on what was asked before."""
     key = (theme, level, db_seed)
     if key not in _SEEN:
-        _SEEN[key] = None
-        counts: Counter = Counter()
-        first: dict[str, object] = {}
-        for s in range(SEEN_SAMPLE):
-            try:
-                t = synthesize_task(theme, level, 2**28 + s, "mixed", db_seed)
-            except TaskError:
-                continue
-            if t.state_hash is None and t.answer_type != "none":
-                k = _answer_key(t.answer)
-                counts[k] += 1
-                first.setdefault(k, t.answer)
-        _SEEN[key] = tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
-    return _SEEN[key] or ()
+        _SEEN[key] = (-1, ())
+        found: tuple = ()
+        for r in range(SEEN_ROUNDS):
+            counts: Counter = Counter()
+            first: dict[str, object] = {}
+            for s in range(SEEN_SAMPLE):
+                try:
+                    t = synthesize_task(theme, level, 2**28 + SEEN_SAMPLE * r + s, "mixed", db_seed)
+                except TaskError:
+                    continue
+                if t.state_hash is None and t.answer_type != "none":
+                    k = _answer_key(t.answer)
+                    counts[k] += 1
+                    first.setdefault(k, t.answer)
+            new = tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
+            found += new
+            _SEEN[key] = (r, found)
+            if not new:
+                break
+    return _SEEN[key][1]
 
 
 def guess_mode(theme: Theme, level: int, db_seed: int = 0) -> str:
     """Which guesses a task is checked against, for the caches that remember the verdicts: "classic", "person" (the
-    answer prior), "person+seen" (and `seen_answers`, once worked out)."""
+    answer prior), "person+seen<round>" (and the `seen_answers` found up to that round)."""
     if not P.enabled():
         return "classic"
-    return "person+seen" if _SEEN.get((theme, level, db_seed)) is not None else "person"
+    r = _SEEN.get((theme, level, db_seed), (-1, ()))[0]
+    return f"person+seen{r}" if r >= 0 else "person"
 
 
 def _wrong(task: Task):
