@@ -408,12 +408,6 @@ def _write_targets(theme: Theme, ch: _Chain) -> list[tuple[str, str, Any, str]]:
     return out
 
 
-def _guess_mode(theme: Theme, difficulty: int, db_seed: int) -> str:
-    from . import guess_mode
-
-    return guess_mode(theme, difficulty, db_seed)
-
-
 def synthesize_chain_task(theme: Theme, difficulty: int, seed: int = 0, db_seed: int = 0, attempts: int = 20, check: bool = True,
                           answers_only: bool = False) -> Task:
     """One verified graph task whose depth is built in (see the module docstring); TaskError when none is
@@ -425,7 +419,7 @@ def synthesize_chain_task(theme: Theme, difficulty: int, seed: int = 0, db_seed:
     fx = facts(theme, db_seed)
     # where no chain means no graph task (from WALKS_UP_TO), a level no probe seed makes fails at once (a chain is
     # searched with few attempts: more probe seeds)
-    if check and difficulty >= WALKS_UP_TO and not viable(fx, ("chain", difficulty, attempts, answers_only, _guess_mode(theme, difficulty, db_seed)), lambda s: synthesize_chain_task(
+    if check and difficulty >= WALKS_UP_TO and not viable(fx, ("chain", difficulty, attempts, answers_only), lambda s: synthesize_chain_task(
             theme, difficulty, s, db_seed, attempts, True, answers_only), 2 * VIABLE_SEEDS):
         raise TaskError(f"Expected theme {theme.id!r} to yield a chain task at difficulty {difficulty} for some of {2 * VIABLE_SEEDS} probe seeds, "
                         "got none. Try a lower difficulty or fallback=True.")

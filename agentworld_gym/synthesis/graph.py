@@ -248,7 +248,10 @@ VIABLE_SEEDS = 3  # tasks v3: probe seeds a (theme, level, kind) must yield a ta
 def viable(fx: Facts, key: tuple, make, seeds: int = VIABLE_SEEDS) -> bool:
     """Whether `make(seed)` yields a checked task for any of `seeds` fixed probe seeds (worked out once per world and
     `key`, whatever was asked before, so every seed's task stays deterministic): a level a theme cannot make (its records
-    too few, its answers all guessable) then fails at once instead of after every candidate of every seed."""
+    too few, its answers all guessable) then fails at once instead of after every candidate of every seed. With person
+    requests the verdict is first asked for while `synthesis.seen_answers` samples the level (before any other task of
+    it), against fewer guesses than later tasks meet: a level it finds unmakeable stays so with more guesses, and one it
+    finds makeable is searched as before."""
     cache = fx.derived.setdefault("viable", {})
     if key not in cache:
         cache[key] = True  # the probes themselves search

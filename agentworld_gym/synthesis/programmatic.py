@@ -193,7 +193,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
         # tasks v3: with no record a person can name at the start, the list's key is stated and the plan has no dependent lookup
         raise TaskError(f"Expected theme {theme.id!r} to have a list whose owner a person can name for a programmatic task at "
                         f"difficulty {difficulty}, got none. Try a lower difficulty or kind='graph'.")
-    if P.enabled() and check and not viable(fx, ("programmatic", difficulty, attempts, answers_only, _guess_key(theme, difficulty, db_seed)), lambda s: synthesize_programmatic_task(
+    if P.enabled() and check and not viable(fx, ("programmatic", difficulty, attempts, answers_only), lambda s: synthesize_programmatic_task(
             theme, difficulty, s, db_seed, attempts, True, answers_only)):
         raise TaskError(f"Expected theme {theme.id!r} to yield a programmatic task at difficulty {difficulty} for some of "
                         f"{VIABLE_SEEDS} probe seeds, got none. Try a lower difficulty or kind='graph'.")
