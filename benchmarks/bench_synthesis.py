@@ -31,8 +31,9 @@ from agentworld_gym.wrappers import candidate_actions
 import agentworld_gym  # noqa: F401  (registers the themes)
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.errors import TaskError
-from agentworld_gym.synthesis import LEVELS, answer_prior, synthesize_task
+from agentworld_gym.synthesis import LEVELS, answer_prior, seen_answers, synthesize_task
 from agentworld_gym.synthesis.facts import facts
+from agentworld_gym.synthesis.persona import enabled as person_enabled
 
 
 @dataclass
@@ -72,9 +73,11 @@ def synthesize_all(args: Args, themes: list[str]) -> tuple[dict, dict]:
         synthesize_task(get_theme(t), 1, 0)  # world build + caches: not synthesis
     args.world_cpu = time.process_time() - start
     start = time.process_time()
-    for t in themes:  # each (theme, level)'s answer prior is built once, like the world: timed apart
+    for t in themes:  # each (theme, level)'s answer prior (tasks v3: and seen answers) is built once, like the world: timed apart
         for level in LEVELS:
             answer_prior(get_theme(t), level)
+            if person_enabled():
+                seen_answers(get_theme(t), level)
     args.prior_cpu = time.process_time() - start
     tasks, cpu = {}, {}
     args.tool_calls = {}
@@ -181,7 +184,7 @@ def main() -> None:
         f"- slowest level: **{min(r['tasks_per_s'] for r in rows):.0f}** tasks/s/core (budget >= 200 at every level)",
         f"- baseline, gold replay only: {n / base:.0f} tasks/s; synthesis costs {total_cpu / base:.1f}x a bare replay",
         f"- one-time costs, not in the figures above: world build + caches {args.world_cpu:.1f} s CPU; answer priors "
-        f"(`answer_prior`, {len(themes)} themes x {len(LEVELS)} levels) {args.prior_cpu:.1f} s CPU, "
+        f"(`answer_prior`{', and `seen_answers` with person requests' if person_enabled() else ''}, {len(themes)} themes x {len(LEVELS)} levels) {args.prior_cpu:.1f} s CPU, "
         f"{args.prior_cpu / (len(themes) * len(LEVELS)) * 1e3:.0f} ms per (theme, level)",
         f"- env.reset with a known task: {reset_us:.0f} us (budget <= 1000 us)",
         f"- env.reset that synthesizes a verified task ({themes[0]}, mixed kinds), ms by level: "

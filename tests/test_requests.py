@@ -19,7 +19,7 @@ from agentworld_gym.synthesis import instruction_values, quality_problems, synth
 from agentworld_gym.synthesis import persona as P
 from agentworld_gym.synthesis.audit import wording_problems
 from agentworld_gym.synthesis.facts import facts
-from agentworld_gym.tasks import Task
+from agentworld_gym.tasks import Task, answers_match
 
 FLAGSHIPS = sorted(e.id for e in entries() if e.source == "flagship")
 
@@ -179,3 +179,60 @@ def test_the_switch_is_off_by_default_and_set_by_env_or_block(monkeypatch):
     classic = fresh().run(synthesize_task, theme, 2, 0, "graph")
     person = synthesize_task(theme, 2, 0, "graph", fallback=True)
     assert "dependent_lookups" not in classic.features and "dependent_lookups" in person.features
+
+
+def _counting_attempts(monkeypatch) -> list[int]:
+    from agentworld_gym.synthesis import programmatic
+
+    count = [0]
+    real = programmatic._attempt
+
+    def attempt(*args, **kwargs):
+        count[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(programmatic, "_attempt", attempt)
+    return count
+
+
+def test_programmatic_plans_are_built_from_what_a_person_can_name(monkeypatch):
+    """Tasks v3 programmatic plans start from a list whose owner a person can name and choose filters that keep
+    three or more candidates and an answer no guesser gives: few plans are thrown away (sample-and-filter took
+    323 plans for these 8 tasks)."""
+    theme = get_theme("music")
+    count = _counting_attempts(monkeypatch)
+    tasks = [synthesize_task(theme, 2, s, "programmatic") for s in range(8)]
+    assert count[0] <= 150, count[0]
+    fx = facts(theme, 0)
+    for task in tasks:
+        assert task.difficulty == 2 and task.features["resolved"] >= 1, task.instruction
+        assert not P.internal_ids(theme, fx, task.instruction), task.instruction
+        if task.features["operation"] in ("sum", "argmax", "argmin", "top"):
+            assert task.features["candidates"] >= 3
+        assert quality_problems(theme, task) == [], task.instruction
+    assert tasks[3] == synthesize_task(theme, 2, 3, "programmatic")  # deterministic in the seed, whatever was asked before
+
+
+def test_a_level_no_probe_seed_can_make_fails_at_once(monkeypatch):
+    theme = get_theme("retail")  # its lists hold too few records (or guessable answers) for a level-2 plan
+    with pytest.raises(TaskError):
+        synthesize_task(theme, 2, 0, "programmatic")
+    count = _counting_attempts(monkeypatch)
+    with pytest.raises(TaskError, match="probe seeds"):
+        synthesize_task(theme, 2, 1, "programmatic")
+    assert count[0] == 0
+
+
+def test_answers_repeated_among_checked_tasks_are_guesses():
+    """Plans built to miss the answer prior gather on the few records left (calendar level 1 asked for the same user's
+    accepted invitations, answer 10, in 9 of 15 seeds): `seen_answers` makes those answers guesses too."""
+    from collections import Counter
+
+    from agentworld_gym.synthesis import seen_answers
+
+    theme = get_theme("calendar")
+    seen = seen_answers(theme, 1)
+    asked = [t for s in range(15) if (t := synthesize_task(theme, 1, 1100 + s, "mixed", fallback=True)).state_hash is None]
+    assert asked and not [t.answer for t in asked for g in seen if answers_match(t.answer, g, t.answer_type)]
+    counts = Counter(repr(t.answer) for t in asked)
+    assert counts.most_common(1)[0][1] <= 3, counts.most_common(3)

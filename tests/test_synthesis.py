@@ -379,7 +379,7 @@ def test_programmatic_kind_fails_at_once_where_only_guessable_counts_can_be_aske
     theme = get_theme("cloud")
     roles = programmatic._roles(theme)
     fx = facts(theme, 0)
-    checked = programmatic._needs(roles, LEVELS[1], False, (1, 0))
+    checked = programmatic._needs(roles, LEVELS[1], False, programmatic._guess_key(theme, 1, 0))
     unchecked = programmatic._needs(roles, LEVELS[1], False)
     assert programmatic._lists(theme, fx, roles, unchecked) and not programmatic._lists(theme, fx, roles, checked)
     before = fx.tool_calls

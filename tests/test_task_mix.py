@@ -165,7 +165,7 @@ def test_a_theme_whose_lists_cannot_make_a_plan_fails_fast():
     theme = get_theme("finance")
     fx = facts(theme, 0)
     roles = programmatic._roles(theme)
-    needs = programmatic._needs(roles, LEVELS[2], False, (2, 0))  # as a checked plan at level 2 on world 0 asks
+    needs = programmatic._needs(roles, LEVELS[2], False, programmatic._guess_key(theme, 2, 0))  # as a checked plan at level 2 on world 0 asks
     assert programmatic._lists(theme, fx, roles, needs)
     fx.derived[("lists", needs)] = []  # as for a world whose every listing is too short
     try:

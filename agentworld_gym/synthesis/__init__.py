@@ -65,6 +65,8 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
             order.insert(0, "rules")
     errors = []
     for level in range(difficulty, 0 if fallback else difficulty - 1, -1):
+        if check and P.enabled():
+            seen_answers(theme, level, db_seed)  # worked out before any world copy is open (it synthesizes tasks itself)
         for k in order:
             options = {"check": check}
             if k == "rules":  # rule tasks ask for a change or, where a rule forbids it, for a fact: no answers-only mode
@@ -75,6 +77,8 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
             # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more; from level 3 the
             # depth floor rejects most candidates a theme without deep chains makes, so fewer tries reach the fallback sooner
             tries = attempts * (3 if k == "programmatic" else 1) // (DEEP_TRIES if level >= 3 and P.enabled() else 1)
+            if P.enabled() and fallback and level == 1 and k == order[-1]:
+                tries *= 3  # tasks v3: the last try before the classic request (a level-1 walk is cheap)
             try:
                 task = make(theme, level, seed, db_seed, attempts=max(tries, 1), **options)
             except TaskError as exc:
@@ -305,12 +309,12 @@ def guessable(theme: Theme, task: Task) -> bool:
     if isinstance(task.answer, (list, dict)):
         return any(answers_match(task.answer, c, task.answer_type, task.tolerance) for c in cheap_answers(theme, task))
     # the same answers `cheap_answers` gives, the theme's guesses remembered per answer (the grader's parse is costly)
-    return (_guessed(theme, task.difficulty, task.db_seed, task.answer, task.answer_type, task.tolerance, P.enabled())
+    return (_guessed(theme, task.difficulty, task.db_seed, task.answer, task.answer_type, task.tolerance, guess_mode(theme, task.difficulty, task.db_seed))
             or any(answers_match(task.answer, c, task.answer_type, task.tolerance) for c in _echoed(task)))
 
 
 @lru_cache(maxsize=65536)
-def _guessed(theme: Theme, level: int, db_seed: int, answer, answer_type: str, tolerance, person: bool) -> bool:
+def _guessed(theme: Theme, level: int, db_seed: int, answer, answer_type: str, tolerance, mode: str) -> bool:  # `mode`: `guess_mode`
     return any(answers_match(answer, c, answer_type, tolerance) for c in guesses(theme, level, db_seed))
 
 
@@ -356,13 +360,59 @@ _N_CONSTANT = len([a for a in DO_NOTHING if a is not None]) + len(CONSTANT_ANSWE
 
 def guesses(theme: Theme, level: int, db_seed: int = 0) -> tuple:
     """`cheap_answers` without the instruction's first value: do-nothing answers, the constants, then
-    the theme and level's frequent answers (cached with the answer prior)."""
-    return _guesses(theme, level, db_seed, P.enabled())
+    the theme and level's frequent answers (cached with the answer prior; tasks v3: and `seen_answers`)."""
+    return _guesses(theme, level, db_seed, guess_mode(theme, level, db_seed))
 
 
 @lru_cache(maxsize=8192)
-def _guesses(theme: Theme, level: int, db_seed: int, person: bool) -> tuple:  # `person`: one cache per mode
-    return (*(a for a in DO_NOTHING if a is not None), *CONSTANT_ANSWERS, *answer_prior(theme, level, db_seed))
+def _guesses(theme: Theme, level: int, db_seed: int, mode: str) -> tuple:  # `mode`: one cache per `guess_mode`
+    seen = _SEEN[theme, level, db_seed][1] if mode.startswith("person+seen") else ()
+    return (*(a for a in DO_NOTHING if a is not None), *CONSTANT_ANSWERS, *answer_prior(theme, level, db_seed), *seen)
+
+
+SEEN_SAMPLE = 12  # tasks v3: checked tasks per (theme, level, world) and round a guesser is taken to have seen (`seen_answers`)
+SEEN_ROUNDS = 5  # rounds of that sample, each checked against the answers the rounds before found
+_SEEN: dict = {}  # (theme, level, db_seed) -> (round, seen answers so far); (-1, ()) while the first round is worked out
+
+
+def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
+    """Tasks v3: the answers at least PRIOR_REPEATS times among SEEN_SAMPLE checked tasks of the theme and level (fixed
+    seeds, mixed kinds, made at that level), worked out once per world. Plans built to miss the answer prior's guesses
+    gather on the few records and filters left (the same count of the one user with many invitations, seed after
+    seed): a guesser who has seen training tasks answers with those, so they are guesses too. The sample's own tasks
+    are checked against the answer prior and the answers earlier rounds found (rejecting those moves the plans onto
+    the next few records: SEEN_ROUNDS rounds), so the result does not depend on what was asked before."""
+    key = (theme, level, db_seed)
+    if key not in _SEEN:
+        _SEEN[key] = (-1, ())
+        found: tuple = ()
+        for r in range(SEEN_ROUNDS):
+            counts: Counter = Counter()
+            first: dict[str, object] = {}
+            for s in range(SEEN_SAMPLE):
+                try:
+                    t = synthesize_task(theme, level, 2**28 + SEEN_SAMPLE * r + s, "mixed", db_seed)
+                except TaskError:
+                    continue
+                if t.state_hash is None and t.answer_type != "none":
+                    k = _answer_key(t.answer)
+                    counts[k] += 1
+                    first.setdefault(k, t.answer)
+            new = tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
+            found += new
+            _SEEN[key] = (r, found)
+            if not new:
+                break
+    return _SEEN[key][1]
+
+
+def guess_mode(theme: Theme, level: int, db_seed: int = 0) -> str:
+    """Which guesses a task is checked against, for the caches that remember the verdicts: "classic", "person" (the
+    answer prior), "person+seen<round>" (and the `seen_answers` found up to that round)."""
+    if not P.enabled():
+        return "classic"
+    r = _SEEN.get((theme, level, db_seed), (-1, ()))[0]
+    return f"person+seen{r}" if r >= 0 else "person"
 
 
 def _wrong(task: Task):
@@ -375,5 +425,6 @@ def _wrong(task: Task):
     return f"{task.answer} definitely-wrong"
 
 
-__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "has_rules", "instruction_values", "person_requests", "quality_problems",
+__all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "guess_mode", "has_rules", "instruction_values", "person_requests",
+           "quality_problems", "seen_answers",
            "start_tools", "start_weights", "synthesize_task", "task_key", "writes_from_instruction"]

@@ -34,6 +34,8 @@ from .facts import Facts, facts
 from .graph import (
     _ISO_DATE,
     MAX_CALLS,
+    VIABLE_SEEDS,
+    WALKS_UP_TO,
     _few_values,
     _phrase_rng,
     capped,
@@ -47,6 +49,7 @@ from .graph import (
     sample_plain,
     state_check,
     task_id,
+    viable,
 )
 
 AGGREGATE_SHARE = 0.7  # of level 4-5 chains, those that end in an aggregate (the rest chain 3-4 records one by one)
@@ -156,7 +159,8 @@ class _Chain:
         self.records: list[tuple[str, Any, dict]] = []  # (key, value, record) along the chain
         self.down = False  # whether the last record was picked from a listing (its key is news from that read)
         self.by_id = False  # whether the start record is named by its id (a getter read only an up hop needs)
-        self.seen: set = {v for o in outputs for v in D.scalars(o)}
+        self.scalars = [D.scalars(o) for o in outputs]  # per output, worked out once (every hop reads them)
+        self.seen: set = set().union(*self.scalars)
 
     def of(self, noun: str, by: str = "") -> str:
         """The phrase for a record reached from the current one."""
@@ -219,7 +223,7 @@ def _extend(theme: Theme, ch: _Chain, key: str, record: dict, need: int, rng, bu
         budget[0] -= 1
         if kind == "down" and ch.by_id and len(ch.records) == 1:
             continue  # the listing would take the stated id: the start's getter read would not be needed
-        if any(value in D.scalars(o) for o in ch.outputs[:-1]):
+        if any(value in s for s in ch.scalars[:-1]):
             continue  # an earlier result already gave this key: the current read would not be needed for it
         res = ch.run.call(name, {param: value})
         if not res.ok or not res.data:
@@ -239,18 +243,19 @@ def _extend(theme: Theme, ch: _Chain, key: str, record: dict, need: int, rng, bu
             nval, phrase = nrec[f], ch.of(noun_of(nkey), by)
             if owner != key:  # the children of the record a field points at: "the issue titled X of the repo of ..."
                 phrase = f"the {noun_of(nkey)}{' ' + by if by else ''} of {ch.of(noun_of(owner))}"
-        new = D.scalars(data) - ch.seen
-        if not new:
+        found = D.scalars(data)
+        if not found - ch.seen:
             continue
         state = (ch.phrase, ch.mine, set(ch.seen), ch.down)
         ch.calls.append({"name": name, "arguments": {param: value}})
         ch.outputs.append(data)
+        ch.scalars.append(found)
         ch.records.append((nkey, nval, nrec))
         ch.phrase, ch.mine, ch.down = phrase, False, kind == "down"
-        ch.seen |= D.scalars(data)
+        ch.seen |= found
         if _extend(theme, ch, nkey, nrec, need - 1, rng, budget, end):
             return True
-        ch.calls.pop(), ch.outputs.pop(), ch.records.pop()
+        ch.calls.pop(), ch.outputs.pop(), ch.scalars.pop(), ch.records.pop()
         ch.phrase, ch.mine, ch.seen, ch.down = state
     return False
 
@@ -412,6 +417,12 @@ def synthesize_chain_task(theme: Theme, difficulty: int, seed: int = 0, db_seed:
         raise TaskError(f"Expected theme {theme.id!r} to have a read that takes an entity key, got none; use the walks (kind='graph').")
     rng = np.random.default_rng([seed, difficulty, db_seed, 4099])
     fx = facts(theme, db_seed)
+    # where no chain means no graph task (from WALKS_UP_TO), a level no probe seed makes fails at once (a chain is
+    # searched with few attempts: more probe seeds)
+    if check and difficulty >= WALKS_UP_TO and not viable(fx, ("chain", difficulty, attempts, answers_only), lambda s: synthesize_chain_task(
+            theme, difficulty, s, db_seed, attempts, True, answers_only), 2 * VIABLE_SEEDS):
+        raise TaskError(f"Expected theme {theme.id!r} to yield a chain task at difficulty {difficulty} for some of {2 * VIABLE_SEEDS} probe seeds, "
+                        "got none. Try a lower difficulty or fallback=True.")
     problems: list[str] = []
     for _ in range(attempts):
         with fx.run(memo=True) as run:

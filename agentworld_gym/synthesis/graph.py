@@ -242,6 +242,31 @@ def _few_values(fx: Facts, name: str, value: Any) -> bool:
     return where is not None and (len(fx.values(*where)) <= FEW_VALUES or fx.share(*where, value) >= COMMON_SHARE)
 
 
+VIABLE_SEEDS = 3  # tasks v3: probe seeds a (theme, level, kind) must yield a task for before other seeds are searched
+
+
+def viable(fx: Facts, key: tuple, make, seeds: int = VIABLE_SEEDS) -> bool:
+    """Whether `make(seed)` yields a checked task for any of `seeds` fixed probe seeds (worked out once per world and
+    `key`, whatever was asked before, so every seed's task stays deterministic): a level a theme cannot make (its records
+    too few, its answers all guessable) then fails at once instead of after every candidate of every seed. With person
+    requests the verdict is first asked for while `synthesis.seen_answers` samples the level (before any other task of
+    it), against fewer guesses than later tasks meet: a level it finds unmakeable stays so with more guesses, and one it
+    finds makeable is searched as before."""
+    cache = fx.derived.setdefault("viable", {})
+    if key not in cache:
+        cache[key] = True  # the probes themselves search
+        ok = False
+        for s in range(seeds):
+            try:
+                make(2**29 + s)
+            except TaskError:
+                continue
+            ok = True
+            break
+        cache[key] = ok
+    return cache[key]
+
+
 def few_items(n: int) -> bool:
     """A count of this few items is a guess among few values (lists in a world mostly hold a handful of
     items, so small counts repeat across tasks): like a few-valued field, it is not used as an answer."""
@@ -409,7 +434,8 @@ class _Walk:
                 values = self.fx.related(other, v, key)
                 if values:
                     return values[int(self.rng.integers(len(values)))]
-        return sample_key(self.fx, key, self.rng)
+        named = P.named_pool(self.theme, self.fx, key) if P.enabled() else ()  # tasks v3: a record a person can name, where any
+        return named[int(self.rng.integers(len(named)))] if named else sample_key(self.fx, key, self.rng)
 
     def step(self, t: Tool, feeds_next: bool = False) -> bool:
         """Fill and run one call (taking the waiting read's result, if any); on failure the call is

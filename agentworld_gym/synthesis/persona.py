@@ -272,6 +272,32 @@ def resolve(theme: Theme, fx: Facts, key: str, value: Any) -> Resolution | None:
     return cache[ck]
 
 
+NAMEABLE_SWEEP = 500  # a key column with more values is not swept for the records a person can name
+
+
+def named_values(theme: Theme, fx: Facts, key: str) -> tuple:
+    """The values of entity `key` whose record a person can name (`resolve`), in the world's order, worked out once per
+    world; empty where no tool finds records by what a person knows or the key column is longer than NAMEABLE_SWEEP.
+    Tasks v3 builds from these records rather than dropping candidates that name the others by id (`keeps_ids`)."""
+    cache = fx.derived.setdefault("named values", {})
+    if key not in cache:
+        where = fx.key_column(key) if _finders(theme) else None
+        values = tuple(fx.values(*where)) if where else ()
+        cache[key] = tuple(v for v in values if resolve(theme, fx, key, v) is not None) if len(values) <= NAMEABLE_SWEEP else ()
+    return cache[key]
+
+
+NAMED_POOL = (8, 0.25)  # the least records, and share of the key's records, a person can name for keys to be drawn from them only
+
+
+def named_pool(theme: Theme, fx: Facts, key: str) -> tuple:
+    """`named_values` when they are many enough to draw a task's records from (else empty: a few records asked about again
+    and again give answers a guesser learns, and the answer prior rejects them; those keys are drawn from all records)."""
+    named = named_values(theme, fx, key)
+    least, share = NAMED_POOL
+    return named if len(named) >= max(least, share * len(fx.values(*fx.key_column(key)))) else ()
+
+
 def _var(key: str, value: Any) -> str:
     """The gold program's variable for one resolved record (the same record, the same line: shared reads appear once)."""
     return "r_" + hashlib.sha1(f"{key}={value!r}".encode()).hexdigest()[:8]
@@ -421,5 +447,5 @@ def identifier_names(theme: Theme, text: str) -> list[str]:
     return sorted(out)
 
 
-__all__ = ["Resolution", "first_person_with_reason", "frame", "gold_reads", "identifier_names", "internal_ids", "personalize", "program_lines",
+__all__ = ["Resolution", "first_person_with_reason", "frame", "gold_reads", "identifier_names", "internal_ids", "named_pool", "named_values", "personalize", "program_lines",
            "reason", "rephrase", "resolve"]

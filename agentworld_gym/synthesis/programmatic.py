@@ -31,6 +31,7 @@ from . import wording as W
 from .facts import Facts, Run, facts
 from .graph import (
     MAX_CALLS,
+    VIABLE_SEEDS,
     Level,
     _phrase_rng,
     capped,
@@ -45,6 +46,7 @@ from .graph import (
     sample_plain,
     state_check,
     task_id,
+    viable,
 )
 
 MAX_ITEMS = 20  # listed entities an aggregation may range over
@@ -138,6 +140,15 @@ def _condition_candidates(records: list[dict], skip: set) -> list[tuple]:
     return out
 
 
+def _early(op: str, records: list[dict], target: str | None, idf: str) -> Any:
+    """The answer of a count, sum, argmax or argmin over `records` (a person's argmax names the winner by `_label`)."""
+    if op == "count":
+        return len(records)
+    if op == "sum":
+        return round(sum(r[target] for r in records), 2)
+    return (max if op == "argmax" else min)(records, key=lambda r: r[target])[_label(records, idf)]
+
+
 _OPS = {"==": operator.eq, ">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
 
 
@@ -173,9 +184,19 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
     if not roles["lists"]:
         raise TaskError(f"Expected theme {theme.id!r} to have a read tool that takes an entity key and lists entities, "
                         "got none; programmatic tasks need one. Use kind='graph'.")
-    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)):
+    if not _lists(theme, fx, roles, _needs(roles, lv, answers_only, _guess_key(theme, difficulty, db_seed) if check else None)):
         raise TaskError(f"Expected theme {theme.id!r} to have a list a programmatic task at difficulty {difficulty} can range over "
                         "(2-20 records with a field to aggregate or filter on), got none. Try a lower difficulty or kind='graph'.")
+    needs = _needs(roles, lv, answers_only, _guess_key(theme, difficulty, db_seed) if check else None)
+    if (P.enabled() and D.MIN_DEPENDENT[difficulty] >= 1 and not lv.prefix and not lv.lookups and not _named_lists(theme, fx, roles, needs)
+            and all(len(t.parameters.get("required", ())) == 1 for t in _lists(theme, fx, roles, needs))):
+        # tasks v3: with no record a person can name at the start, the list's key is stated and the plan has no dependent lookup
+        raise TaskError(f"Expected theme {theme.id!r} to have a list whose owner a person can name for a programmatic task at "
+                        f"difficulty {difficulty}, got none. Try a lower difficulty or kind='graph'.")
+    if P.enabled() and check and not viable(fx, ("programmatic", difficulty, attempts, answers_only), lambda s: synthesize_programmatic_task(
+            theme, difficulty, s, db_seed, attempts, True, answers_only)):
+        raise TaskError(f"Expected theme {theme.id!r} to yield a programmatic task at difficulty {difficulty} for some of "
+                        f"{VIABLE_SEEDS} probe seeds, got none. Try a lower difficulty or kind='graph'.")
     problems: list[str] = []
     for _ in range(attempts):
         run = fx.run(memo=True)
@@ -199,8 +220,10 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
              answers_only: bool = False, check: bool = True) -> Task | None:
     person = P.enabled()  # tasks v3 (opt-in): a person's request with a depth floor
     plan = _Plan()
-    needs = _needs(roles, lv, answers_only, (difficulty, db_seed) if check else None)
-    lt: Tool = _pick(_lists(theme, fx, roles, needs), rng)
+    needs = _needs(roles, lv, answers_only, _guess_key(theme, difficulty, db_seed) if check else None)
+    # tasks v3: plans start from a list of a record a person can name where the theme has one (built so, not filtered)
+    named = _named_lists(theme, fx, roles, needs) if person else []
+    lt: Tool = _pick(named or _lists(theme, fx, roles, needs), rng)
     kparam = roles["required_keys"](lt)[0]
     key = theme.key_of(kparam)
     largs = _fill_plain(theme, fx, lt, {kparam}, rng)  # the list's other arguments
@@ -208,12 +231,19 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         return None
     # 1. the entity whose list is aggregated: given directly, or reached through a prefix step
     prefixes = [t for t in roles["prefixes"].get(key, ()) if t is not lt]
-    if lv.prefix and prefixes:
-        pt = _pick(prefixes, rng)
+    if person:  # a prefix given only stated values (a finder) is a lookup no earlier result feeds: it adds no depth
+        prefixes = [t for t in prefixes if roles["required_keys"](t)]
+    pt = _pick(prefixes, rng) if lv.prefix and prefixes else None
+    starts = _prefix_starts(theme, fx, roles, pt, lt, needs) if pt is not None and person and not largs else None
+    if starts == ():
+        # tasks v3: no record a person can name leads through this prefix to a list a plan can range over; the list's
+        # owner, named by the person, is found first instead (as deep: the finding read and the list depend)
+        pt = prefixes = None
+    if pt is not None:
         pargs = {}
         for p in pt.parameters.get("required", ()):
             pk = theme.key_of(p) if p in pt.consumes else None
-            value = sample_key(fx, pk, rng) if pk else None
+            value = (_pick(starts, rng) if starts else _named_key(theme, fx, pk, rng) if person else sample_key(fx, pk, rng)) if pk else None
             if pk and value is not None:
                 pargs[p] = value
                 plan.given.append((noun_of(pk), *fx.key_column(pk), value))
@@ -234,7 +264,9 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         kvalue, ksource, ktext = found[1], "ref", W.described(noun_of(key), of, [f for f in pfacts if f != of])
     else:
         listable = _listable(theme, fx, lt, kparam, key, largs, needs)
-        kvalue = sample_key(fx, key, rng) if listable is None else _pick(listable, rng)
+        if person and listable:  # tasks v3: start from a record a person can name, where the list has one
+            listable = _nameable(theme, fx, key, listable) or listable
+        kvalue = (_named_key(theme, fx, key, rng) if person else sample_key(fx, key, rng)) if listable is None else _pick(listable, rng)
         if kvalue is None:
             return None
         ksource, ktext = repr(kvalue), W.labelled_text(theme, lt, kparam, kvalue)
@@ -290,10 +322,22 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     writers = [] if answers_only else roles["writers"].get(ekey, [])
     numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
     # only aggregations the records allow (sum, argmax, argmin and top need a numeric field; a count, enough items)
-    op = "write" if writers and rng.random() < lv.writes else _pick([a for a in AGGREGATES if (a == "count" and not few_items(len(records))) or (a != "count" and numeric)], rng)
+    # tasks v3: a sum, argmax / argmin or top compares at least MIN_CANDIDATES records, after a filter (which leaves
+    # some out) where the level asks for one; a filtered count keeps more than a few of them
+    # a whole list's count is what a probe of a list asked by a stated key gives: such a count takes a filter
+    stated = person and not named and not (lv.prefix and prefixes)
+    least = (MIN_CANDIDATES + (lv.conditions > 0)) if person else 1
+    countable = not few_items(len(records) - (person and (lv.conditions > 0 or stated)))
+    aggregates = [a for a in AGGREGATES if (a == "count" and countable) or (a != "count" and numeric and len(records) >= least)]
+    # (tasks v3: records no aggregate fits take the write they were listed for, rather than the plan dropped)
+    op = "write" if writers and (rng.random() < lv.writes or (person and not aggregates)) else _pick(aggregates, rng)
     if op is None:
         return None
     n_conds = max(lv.conditions, 1) if op in ("write", "count") and lv.conditions == 0 and (listed or rng.random() < 0.5) else lv.conditions
+    if person and op == "count" and stated:
+        n_conds = max(n_conds, 1)
+    elif person and op == "count" and n_conds > lv.conditions and not listed and few_items(len(records) - 1):
+        n_conds = 0  # tasks v3: an optional filter no short list allows is left out rather than the plan dropped
     writable = None
     if op == "write":
         n_conds = 1  # one filter plus the "skip what the system refuses" branch
@@ -309,6 +353,9 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     if op in ("sum", "argmax", "argmin", "top") and target is None:
         return None
     matched = records
+    if person and check and not n_conds and op in ("count", "sum", "argmax", "argmin") and _guessed(
+            theme, difficulty, db_seed, _early(op, records, target, idf), "number" if op in ("count", "sum") else "text"):
+        n_conds = 1  # tasks v3: the whole list's answer is one a guesser gives; a filter makes another (built, not dropped)
     if n_conds:
         cands = _condition_candidates(records, {idf, target})
         fields = sorted({c[0] for c in cands})
@@ -320,7 +367,14 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             lookup needed, at least one the write accepts."""
             matched = [r for r in records if all(_holds(r, c) for c in chosen)]
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
-            enough = op != "count" or not few_items(len(matched))
+            enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
+            if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
+                early = _early(op, matched, target, idf)
+                enough = not (op == "sum" and early == int(early) and few_items(abs(int(early)))) and not _guessed(
+                    theme, difficulty, db_seed, early, "number")
+            elif enough and person and op in ("argmax", "argmin"):  # no tie for the first place, named by what no guesser says
+                vals = sorted((r[target] for r in matched), reverse=op == "argmax")
+                enough = (len(vals) < 2 or vals[0] != vals[1]) and not (check and _guessed(theme, difficulty, db_seed, _early(op, matched, target, idf), "text"))
             if 0 < len(matched) < len(records) and needs_lookups and enough and (writable is None or any(r[idf] in writable for r in matched)):
                 return matched
             return None
@@ -404,7 +458,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     instruction, found, identity = W.goal(requests, question), [], None
     if person:  # tasks v3: records named by what a person knows, found by reads that open the program
         instruction, found, identity = P.personalize(theme, fx, instruction, plan.given)
-        if P.keeps_ids(theme, instruction, plan.given, rng):
+        if named and P.keeps_ids(theme, instruction, plan.given, rng):  # (a theme with no such list keeps its codes)
             return None  # a record named by its row id: most such candidates give way to one a person can name
     program = "def solve(call):\n" + "\n".join(P.program_lines(found, plan.lines) if person else plan.lines) + "\n"
     outputs: list = []
@@ -460,14 +514,21 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
 LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing each would cost too much up front)
 
 
-def _needs(roles: dict, lv: Level, answers_only: bool, guess: tuple[int, int] | None = None) -> tuple:
+def _guess_key(theme: Theme, difficulty: int, db_seed: int) -> tuple:
+    """(difficulty, db_seed, `synthesis.guess_mode`): what a checked plan's guess verdicts depend on (cache keys)."""
+    from . import guess_mode
+
+    return difficulty, db_seed, guess_mode(theme, difficulty, db_seed)
+
+
+def _needs(roles: dict, lv: Level, answers_only: bool, guess: tuple | None = None) -> tuple:
     """What a plan at this level needs of a listing (see `_aggregatable`): the entities a lookup per
     listed entity may add fields to, the filter conditions asked for, the entities a conditional write
     may change, and `guess` ((difficulty, db_seed) of a checked plan, whose answer a guesser must miss;
     None when the plan is not checked, as for the answer prior's own samples)."""
     writable = frozenset(roles["writers"]) if lv.writes > 0 and not answers_only else frozenset()
     looked_up = frozenset(roles["lookups"]) if lv.lookups else frozenset()
-    return looked_up, lv.conditions, writable, guess
+    return looked_up, lv.conditions, writable, guess, P.enabled()
 
 
 def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, needs: tuple) -> tuple | None:
@@ -542,6 +603,52 @@ def _lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
     return fx.derived[cache_key]
 
 
+def _prefix_starts(theme: Theme, fx: Facts, roles: dict, pt: Tool, lt: Tool, needs: tuple) -> tuple | None:
+    """Tasks v3: the values of prefix `pt`'s one (key) argument, named by a person where the theme can, whose prefix read
+    gives a key whose list (`lt`, no other arguments) a plan can range over (`_listable`); remembered per world. None
+    when `pt` takes other arguments or its key column is too long to sweep (values are then sampled as before)."""
+    required = list(pt.parameters.get("required", ()))
+    if len(required) != 1 or required[0] not in pt.consumes or not theme.key_of(required[0]):
+        return None
+    cache_key = ("prefix starts", pt.name, lt.name, needs)
+    if cache_key not in fx.derived:
+        p, pk = required[0], theme.key_of(required[0])
+        kparam = roles["required_keys"](lt)[0]
+        key = theme.key_of(kparam)
+        listable = _listable(theme, fx, lt, kparam, key, {}, needs)
+        where = fx.key_column(pk)
+        values = tuple(fx.values(*where)) if where else ()
+        out = None
+        if listable is not None and len(values) <= LISTABLE_SWEEP:
+            values = _nameable(theme, fx, pk, values) or values  # named where the theme can (else the ids it has)
+            targets, out = set(listable), []
+            with fx.run(memo=True) as run:
+                for v in values:
+                    res = run.call(pt.name, {p: v})
+                    found = find_key(res.data, key) if res.ok and isinstance(res.data, dict) else None
+                    if found is not None and found[1] != v and found[1] in targets:
+                        out.append(v)
+            out = tuple(out)
+        fx.derived[cache_key] = out
+    return fx.derived[cache_key]
+
+
+def _named_lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
+    """Those of `_lists` without other required arguments some of whose listable records a person can name (`_nameable`)."""
+    cache_key = ("named lists", needs)
+    if cache_key not in fx.derived:
+        keep = []
+        for lt in _lists(theme, fx, roles, needs):
+            kparam = roles["required_keys"](lt)[0]
+            if [p for p in lt.parameters.get("required", ()) if p != kparam]:
+                continue
+            listable = _listable(theme, fx, lt, kparam, theme.key_of(kparam), {}, needs)
+            if listable and _nameable(theme, fx, theme.key_of(kparam), listable):
+                keep.append(lt)
+        fx.derived[cache_key] = keep
+    return fx.derived[cache_key]
+
+
 def _listed_entities(theme: Theme, lt: Tool, key: str, items: list[dict]) -> tuple[str, str, list] | None:
     """(entity key, its id field, the ids) of a listed page whose items carry an entity key other than the
     one the list was asked by, with distinct ids; None when there is no such key or the ids repeat."""
@@ -561,13 +668,17 @@ def _aggregatable(theme: Theme, shape: _Shape, needs: tuple) -> bool:
     an aggregation has a numeric field (and, where the level asks for a filter, a field other than it
     to filter on), or a count can be asked: enough items, a field to filter on where the level asks for
     one, and some count a guesser misses (`_countable`)."""
-    looked_up, conditions, writable, guess = needs
+    looked_up, conditions, writable, guess, person = needs
     if shape.ekey in looked_up:
         return shape.n <= MAX_RECORDS
     if shape.ekey in writable and shape.splits and shape.n <= 2 * MAX_RECORDS:
         return True
-    if shape.numeric and (not conditions or shape.numeric_split):
+    # tasks v3: an aggregate compares at least MIN_CANDIDATES records, more where a filter leaves some out
+    if shape.numeric and (not conditions or shape.numeric_split) and (
+            not person or (shape.n >= MIN_CANDIDATES + (conditions > 0) and (not conditions or any(MIN_CANDIDATES <= k < shape.n for k in shape.kept)))):
         return True
+    if person:  # tasks v3: a whole list's count is what a probe of the list gives, unless its owner is found first
+        conditions = max(conditions, 1)
     if few_items(shape.n) or (conditions and not shape.splits):
         return False
     return guess is None or _countable(theme, shape, conditions, guess)
@@ -577,7 +688,7 @@ def _countable(theme: Theme, shape: _Shape, conditions: int, guess: tuple[int, i
     """Whether a plan that can only count the listed records (no numeric field, no write) can ask for a
     count a guesser misses: the whole list's (where the level may ask without a condition), or what one
     filter condition keeps (some but not all, more than a few); with two conditions, any count in that range."""
-    difficulty, db_seed = guess
+    difficulty, db_seed, _mode = guess
 
     def unguessed(n: int) -> bool:
         return not few_items(n) and not _guessed(theme, difficulty, db_seed, n, "number")
@@ -592,20 +703,36 @@ def _countable(theme: Theme, shape: _Shape, conditions: int, guess: tuple[int, i
 def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
     """Whether a guesser who never looks at the world gives `answer` (the instruction-free part of
     `cheap_answers`; the quality filter checks all of it again on the finished task)."""
-    if isinstance(answer, (list, dict)):
-        from . import guesses
+    from . import guess_mode, guesses
 
+    if isinstance(answer, dict):
         return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
-    return _guessed_value(theme, difficulty, db_seed, answer, answer_type, P.enabled())
+    if isinstance(answer, list):  # remembered as a tuple, graded as the list it is
+        return _guessed_value(theme, difficulty, db_seed, tuple(answer), answer_type, guess_mode(theme, difficulty, db_seed))
+    return _guessed_value(theme, difficulty, db_seed, answer, answer_type, guess_mode(theme, difficulty, db_seed))
 
 
 @lru_cache(maxsize=65536)
-def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str, person: bool) -> bool:
+def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str, mode: str) -> bool:
     """`_guessed` of a scalar answer, remembered: plans ask about the same small counts and totals again and
-    again, and the grader's parse of every guess is the costliest part of a plan (`person`: one cache per mode)."""
+    again, and the grader's parse of every guess is the costliest part of a plan (`mode`: one cache per `guess_mode`)."""
     from . import guesses
 
+    answer = list(answer) if isinstance(answer, tuple) else answer
     return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
+
+
+def _nameable(theme: Theme, fx: Facts, key: str, values: tuple) -> tuple:
+    """Those of `values` (of entity `key`) whose record a person can name (`persona.named_values`)."""
+    named = set(P.named_values(theme, fx, key))
+    return tuple(v for v in values if v in named) if named else ()
+
+
+def _named_key(theme: Theme, fx: Facts, key: str, rng) -> Any:
+    """A key value of `key` a person can name where the world has one, else any (`sample_key`): tasks v3 builds
+    from records a request can name instead of dropping the rest."""
+    named = P.named_pool(theme, fx, key)
+    return _pick(named, rng) if named else sample_key(fx, key, rng)
 
 
 class _Writable:
