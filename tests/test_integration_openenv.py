@@ -61,6 +61,18 @@ def test_parity_oracle_through_openenv(base_url):
             assert result.observation.messages == want_messages
 
 
+def test_the_client_rebuilds_delta_steps_into_the_whole_observation(base_url):
+    calls = ['{"name": "get_account", "arguments": {"account_id": "AC-1001"}}', '{"name": "get_account", "arguments": {', '{"name": "submit", "arguments": {"answer": 1}}']
+    with AgentWorldClient(base_url=base_url).sync() as lean, AgentWorldClient(base_url=base_url, delta=False).sync() as whole:
+        for _ in range(2):  # the second episode starts from a fresh reset on the same session
+            a, b = lean.reset(seed=3), whole.reset(seed=3)
+            assert a.observation == b.observation
+            for call in calls:
+                a, b = lean.step(AgentWorldAction(text=call)), whole.step(AgentWorldAction(text=call))
+                assert a.observation == b.observation and a.observation.tools and a.reward == b.reward and a.done == b.done
+        assert a.done and a.observation.verification is not None
+
+
 def test_parity_oracle_through_the_openenv_environment_on_20_tasks():
     from agentworld_gym.integrations.openenv import AgentWorldOpenEnv
 

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from ..errors import ConfigError, ResetNeededError, require
-from ..serving import FrameError, SessionPool, openenv_ws, settle
+from ..serving import FrameError, SessionPool, dumps, openenv_ws, settle
 
 require("openenv.core", "openenv")
 from openenv.core import EnvClient  # noqa: E402
@@ -69,6 +69,8 @@ class AgentWorldOpenEnv(Environment):
         self.env = gym.make(env_id, **make_kwargs)
         self._state = AgentWorldState()
         self._started = False
+        self._delta = False  # this session asked for changes-only step observations (see `_sent_delta`)
+        self._sent: tuple[str, int] = ("", 0)  # the transcript text and message count the client holds
 
     def _fields(self, obs: str, info: dict) -> dict[str, Any]:
         """The observation's fields as OpenEnv's `serialize_observation` writes them (no reward, done, metadata)."""
@@ -100,19 +102,37 @@ class AgentWorldOpenEnv(Environment):
         return AgentWorldObservation(**self._fields(obs, info), reward=reward, done=done)
 
     # the lean WebSocket path (agentworld_gym.serving.openenv_ws): the same episode, payloads as plain dicts
-    def reset_payload(self, data: dict) -> dict:
-        seed, task = data.get("seed"), data.get("task")
-        if (seed is not None and type(seed) is not int) or (task is not None and not isinstance(task, dict)):
-            raise FrameError(f"Expected reset data {{'seed': int, 'task': object, 'episode_id': str}} (all optional), got {data!r:.200}")
+    def reset_payload(self, data: dict) -> bytes:
+        seed, task, delta = data.get("seed"), data.get("task"), data.get("delta", False)
+        if (seed is not None and type(seed) is not int) or (task is not None and not isinstance(task, dict)) or type(delta) is not bool:
+            raise FrameError(f"Expected reset data {{'seed': int, 'task': object, 'episode_id': str, 'delta': bool}} (all optional), "
+                             f"got {data!r:.200}")
         obs, info = self._reset(seed, data.get("episode_id"), task)
-        return {"observation": self._fields(obs, info), "reward": None, "done": False}
+        self._delta, self._sent = delta, (obs, len(info["messages"]))
+        fields = self._fields(obs, info)
+        tools = fields.pop("tools")
+        body = dumps({"observation": fields, "reward": None, "done": False})
+        return _OBSERVATION + b'"tools":' + _encoded(tools) + b"," + body[len(_OBSERVATION):]
 
     def step_payload(self, data: dict) -> dict:
         text = data.get("text")
         if not isinstance(text, str) or set(data) - {"text", "metadata"}:
             raise FrameError(f"Expected step data {{'text': str}} (the model's reply), got {data!r:.200}")
         obs, reward, done, info = self._step(text)
-        return {"observation": self._fields(obs, info), "reward": reward, "done": done}
+        fields = self._fields(obs, info)
+        if self._delta:
+            fields.update(self._sent_delta(obs, info["messages"]))
+        return {"observation": fields, "reward": reward, "done": done}
+
+    def _sent_delta(self, text: str, messages: list) -> dict:
+        """A session that reset with `delta: true` gets, per step, only what the client lacks: the text past what it
+        holds, the new messages, no tool schemas (sent at reset), and `metadata.delta` saying where each part
+        continues (`AgentWorldClient` rebuilds the whole observation from it). A step is then about 1 KB instead of
+        the whole transcript twice plus the schemas (about 13 KB), most of a step's encoding and sending cost."""
+        held, count = self._sent
+        cut = len(held) if text.startswith(held) else 0  # 0: the transcript window dropped old turns; send it whole
+        self._sent = (text, len(messages))
+        return {"text": text[cut:], "messages": messages[count:], "tools": [], "metadata": {"delta": {"text_from": cut, "messages_from": count}}}
 
     def state_payload(self) -> dict:
         return self._state.model_dump()
@@ -123,6 +143,19 @@ class AgentWorldOpenEnv(Environment):
 
     def close(self) -> None:
         self.env.close()
+
+
+_OBSERVATION = b'{"observation":{'  # how `dumps` begins a payload, where the cached tool schemas go in
+_ENCODED: dict[int, tuple[list, bytes]] = {}
+
+
+def _encoded(tools: list) -> bytes:
+    """The tool schemas as JSON, encoded once per theme: the same list every reset, and most of a reset frame's
+    encoding cost."""
+    hit = _ENCODED.get(id(tools))
+    if hit is None or hit[0] is not tools:
+        hit = _ENCODED[id(tools)] = (tools, dumps(tools))
+    return hit[1]
 
 
 WS_PATH = "/ws"
@@ -221,13 +254,34 @@ def serve_in_background(env_id: str, host: str = DEFAULT_HOST, port: int = 8000,
 
 
 class AgentWorldClient(EnvClient[AgentWorldAction, AgentWorldObservation, AgentWorldState]):
-    """OpenEnv client for an AgentWorld server (WebSocket session: one world for this client)."""
+    """OpenEnv client for an AgentWorld server (WebSocket session: one world for this client).
+
+    With `delta=True` (the default) it asks the server for changes-only step observations and keeps the transcript
+    itself: every observation it returns is whole, the same as without. A server that does not know the flag
+    ignores it and sends whole observations, which are taken as they are."""
+
+    def __init__(self, base_url: str, *args, delta: bool = True, **kwargs):
+        super().__init__(base_url, *args, **kwargs)
+        self._delta = delta
+        self._held: tuple[str, list, list] = ("", [], [])  # text, messages, tools of the last observation
+
+    async def reset(self, **kwargs: Any) -> StepResult[AgentWorldObservation]:
+        if self._delta:
+            kwargs.setdefault("delta", True)
+        return await super().reset(**kwargs)
 
     def _step_payload(self, action: AgentWorldAction) -> dict[str, Any]:
         return {"text": action.text}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[AgentWorldObservation]:
-        obs = AgentWorldObservation(**payload.get("observation", {}), reward=payload.get("reward"), done=payload.get("done", False))
+        fields = dict(payload.get("observation", {}))
+        delta = fields.pop("metadata", {}).get("delta")
+        if delta is not None:  # a changes-only step: continue what this client holds
+            text, messages, tools = self._held
+            fields.update(text=text[:delta["text_from"]] + fields.get("text", ""), tools=tools,
+                          messages=messages[:delta["messages_from"]] + fields.get("messages", []))
+        obs = AgentWorldObservation(**fields, reward=payload.get("reward"), done=payload.get("done", False))
+        self._held = (obs.text, obs.messages, obs.tools)
         return StepResult(observation=obs, reward=payload.get("reward"), done=payload.get("done", False))
 
     def _parse_state(self, payload: dict[str, Any]) -> AgentWorldState:
