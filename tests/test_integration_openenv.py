@@ -179,3 +179,57 @@ def test_the_session_cap_comes_from_the_manifest_variable(manifest_server):
         for _ in range(5):  # AGENTWORLD_MAX_TURNS=5 reached the env: the 5th call truncates the episode
             result = a.step(AgentWorldAction(text='{"name": "get_account", "arguments": {"account_id": "AC-1001"}}'))
         assert result.done
+
+
+@pytest.mark.timeout(180)
+def test_two_workers_share_one_port_and_both_serve_sessions(tmp_path):
+    """40 sessions against 2 workers of 32 sessions each: one worker alone would refuse 8 of them (the kernel's
+    spread leaves a worker over 32 of 40 with odds about 1 in 100,000). Each session keeps its own world on its
+    process (its step count is its own), and stopping the server stops both workers."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import anyio
+    import websockets
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path / "server.log", "w+")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "agentworld_gym.cli", "serve-openenv", "finance", "--port", str(port), "--workers", "2",
+                             "--max-sessions", "32"], stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
+    try:
+        assert "2 worker processes" in proc.stdout.readline()
+        assert proc.stdout.readline().strip() == "2 workers ready", (tmp_path / "server.log").read_text()[-2000:]
+        children = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+
+        async def session(i: int, out: list) -> None:
+            async with websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
+                await ws.send(json.dumps({"type": "reset", "data": {"seed": i}}))
+                reply = json.loads(await ws.recv())
+                assert reply["type"] == "observation", reply
+                for _ in range(1 + i % 3):
+                    await ws.send(json.dumps({"type": "step", "data": {"text": '{"name": "get_account", "arguments": {"account_id": "AC-1001"}}'}}))
+                    assert json.loads(await ws.recv())["type"] == "observation"
+                await ws.send(json.dumps({"type": "state"}))
+                out.append((i, json.loads(await ws.recv())["data"]["step_count"]))
+                await anyio.sleep(1.0)  # everyone holds a session at once
+
+        async def main() -> list:
+            out: list = []
+            async with anyio.create_task_group() as tg:
+                for i in range(40):
+                    tg.start_soon(session, i, out)
+            return out
+
+        results = anyio.run(main)
+        assert sorted(results) == [(i, 1 + i % 3) for i in range(40)]
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+        log.close()
+    alive = [c for c in children if Path(f"/proc/{c}").exists() and Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert len(children) >= 2 and alive == []

@@ -17,6 +17,7 @@ over WebSocket sessions; HTTP `POST /step` (a fresh env per request in OpenEnv) 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -67,21 +68,20 @@ class AgentWorldOpenEnv(Environment):
 
         super().__init__()
         self.env = gym.make(env_id, **make_kwargs)
-        self._state = AgentWorldState()
+        self._episode: dict[str, Any] = {}  # AgentWorldState's fields, kept plain: a pydantic assignment per step costs more than the rest of it
         self._started = False
         self._delta = False  # this session asked for changes-only step observations (see `_sent_delta`)
         self._sent: tuple[str, int] = ("", 0)  # the transcript text and message count the client holds
 
     def _fields(self, obs: str, info: dict) -> dict[str, Any]:
         """The observation's fields as OpenEnv's `serialize_observation` writes them (no reward, done, metadata)."""
-        self._state.task_id, self._state.theme = info["task_id"], info["theme"]
         return {"text": obs, "messages": info["messages"], "tools": info["tools"], "task_id": info["task_id"], "theme": info["theme"],
                 "turn": info["turn"], "verification": info.get("verification")}
 
     def _reset(self, seed: int | None, episode_id: str | None, task: dict | None) -> tuple[str, dict]:
         obs, info = self.env.reset(seed=seed, options={"task": task} if task is not None else None)
         self._started = True
-        self._state = AgentWorldState(episode_id=episode_id, step_count=0)
+        self._episode = {"episode_id": episode_id, "step_count": 0, "task_id": info["task_id"], "theme": info["theme"]}
         return obs, info
 
     def _step(self, text: str) -> tuple[str, float, bool, dict]:
@@ -89,7 +89,7 @@ class AgentWorldOpenEnv(Environment):
             raise ResetNeededError("Expected reset() before step() in this session, got step() first. "
                                    "Play an episode in one WebSocket session (/ws): reset, then step.")
         obs, reward, terminated, truncated, info = self.env.step(text)
-        self._state.step_count += 1
+        self._episode["step_count"] += 1
         return obs, float(reward), terminated or truncated, info
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, task: dict | None = None, **kwargs) -> AgentWorldObservation:
@@ -135,11 +135,11 @@ class AgentWorldOpenEnv(Environment):
         return {"text": text[cut:], "messages": messages[count:], "tools": [], "metadata": {"delta": {"text_from": cut, "messages_from": count}}}
 
     def state_payload(self) -> dict:
-        return self._state.model_dump()
+        return self.state.model_dump()
 
     @property
     def state(self) -> AgentWorldState:
-        return self._state
+        return AgentWorldState(**self._episode)
 
     def close(self) -> None:
         self.env.close()
@@ -226,11 +226,97 @@ def app_from_environ():
 
 
 def serve(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS,
-          idle_timeout: float | None = IDLE_TIMEOUT_S, **make_kwargs) -> None:
+          idle_timeout: float | None = IDLE_TIMEOUT_S, workers: int = 1, **make_kwargs) -> None:
+    """Serve until stopped. `workers` > 1: that many server processes share the port (see `serve_workers`)."""
+    if workers > 1:
+        serve_workers(env_id, workers, host, port, max_sessions, idle_timeout, **make_kwargs)
+        return
     uvicorn = require("uvicorn", "openenv")
     app = make_app(env_id, max_sessions, idle_timeout, **make_kwargs)
     settle()
     uvicorn.run(app, host=host, port=port, log_level="warning", **UVICORN_WS)
+
+
+def _shared_port(host: str, port: int):
+    """A socket bound to (host, port) with SO_REUSEPORT: the kernel spreads new connections over every process
+    listening on such a socket, and a connection (a WebSocket session) stays with the process that accepted it."""
+    import socket
+
+    if not hasattr(socket, "SO_REUSEPORT"):
+        raise ConfigError("Expected SO_REUSEPORT for --workers (Linux, BSD, macOS), got a platform without it. "
+                          "Run one server per port instead, and spread clients over the ports.")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise ConfigError(f"Expected to bind {host}:{port} for the workers, got {e.strerror} (is the port taken?). Pick another --port.") from None
+    return sock
+
+
+def _worker(env_id: str, host: str, port: int, max_sessions: int, idle_timeout: float | None, make_kwargs: dict, ready) -> None:
+    """One worker process: its own app, pool and envs on the shared port; `ready` is set once it accepts."""
+    import threading
+    import time
+
+    uvicorn = require("uvicorn", "openenv")
+    sock = _shared_port(host, port)
+    server = uvicorn.Server(uvicorn.Config(make_app(env_id, max_sessions, idle_timeout, **make_kwargs), log_level="warning", **UVICORN_WS))
+    settle()
+
+    def announce() -> None:
+        while not server.started and not server.should_exit:
+            time.sleep(0.05)
+        ready.set()
+
+    threading.Thread(target=announce, daemon=True).start()
+    server.run(sockets=[sock])
+
+
+def serve_workers(env_id: str, workers: int, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS,
+                  idle_timeout: float | None = IDLE_TIMEOUT_S, on_ready: Callable[[], None] | None = None, **make_kwargs) -> None:
+    """`workers` server processes on one port (SO_REUSEPORT), each with its own pool of `max_sessions` sessions:
+    one Python process uses one core, so this is how one machine's cores serve more sessions. The kernel gives each
+    new connection to one of the processes, and a WebSocket session stays on the process that accepted it. This
+    process supervises: `on_ready()` once every worker accepts; when one worker dies or this process is told to
+    stop (SIGTERM, Ctrl-C), all are stopped."""
+    import multiprocessing
+    import signal
+    from multiprocessing.connection import wait
+
+    from ..checks import Number
+
+    Number(low=1).check("workers", workers)
+    _shared_port(host, port).close()  # a taken port or a platform without SO_REUSEPORT: one line here, before any worker
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per worker: no state shared by accident
+    events = [ctx.Event() for _ in range(workers)]
+    procs = [ctx.Process(target=_worker, args=(env_id, host, port, max_sessions, idle_timeout, make_kwargs, ready), daemon=True,
+                         name=f"openenv-worker-{i}") for i, ready in enumerate(events)]
+    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))  # stop as on Ctrl-C
+    try:
+        for proc in procs:
+            proc.start()
+        while not all(e.is_set() for e in events):
+            if not all(proc.is_alive() for proc in procs):
+                raise ConfigError(f"Expected {workers} OpenEnv workers to start on {host}:{port}, got one that exited "
+                                  f"(its error is above). Check the env id and options with --workers 1.")
+            events[0].wait(0.1) if not events[0].is_set() else next(e for e in events if not e.is_set()).wait(0.1)
+        if on_ready is not None:
+            on_ready()
+        wait([proc.sentinel for proc in procs])  # returns when a worker ends: then stop the others
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()  # uvicorn in the worker shuts down on SIGTERM
+        for proc in procs:
+            proc.join(10)
+            if proc.is_alive():
+                proc.kill()
 
 
 def serve_in_background(env_id: str, host: str = DEFAULT_HOST, port: int = 8000, max_sessions: int = DEFAULT_MAX_SESSIONS,
@@ -289,4 +375,4 @@ class AgentWorldClient(EnvClient[AgentWorldAction, AgentWorldObservation, AgentW
 
 
 __all__ = ["AgentWorldAction", "AgentWorldClient", "AgentWorldObservation", "AgentWorldOpenEnv", "AgentWorldState", "OpenEnvApp", "UVICORN_WS", "WS_PATH", "app_from_environ", "make_app",
-           "serve", "serve_in_background"]
+           "serve", "serve_in_background", "serve_workers"]
