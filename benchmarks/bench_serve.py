@@ -5,8 +5,10 @@ Servers (SERVERS): `agentworld`, the MCP HTTP server as `agentworld serve --tran
 tool calls answered on the lean path, agentworld_gym/serving.py); `agentworld-sdk`, the same server with every request
 through the MCP SDK's own path (how it served before the lean path); `agentworld-ws`, `agentworld serve-openenv`'s app:
 OpenEnv's WebSocket protocol with one AgentWorld env episode per session (task, world, transcript, grading; resets draw
-from a set of 60 synthesized tasks, as `--tasks 60` serves them); `openenv`, openenv-core's own reference server and
-echo environment. For each N (concurrent sessions) and each server, a fresh server process starts, then N sessions:
+from a set of 60 synthesized tasks, as `--tasks 60` serves them; changes-only step observations, `delta`, as
+AgentWorldClient asks for them); `agentworld-ws-whole`, the same with every observation whole; `agentworld-ws-2w`,
+agentworld-ws on two worker processes (`--workers 2`; CPU and RSS summed over all its processes); `openenv`,
+openenv-core's own reference server and echo environment. For each N (concurrent sessions) and each server, a fresh server process starts, then N sessions:
 
   1. open: every session starts (MCP: `start_session`, a private SQLite world; OpenEnv protocol: a `/ws` WebSocket and
      `reset`), and the server's RSS is read with all N sessions open and idle;
@@ -20,7 +22,7 @@ echo environment. For each N (concurrent sessions) and each server, a fresh serv
 Reported per (server, N): tool calls, errors (transport errors, timeouts, HTTP/JSON-RPC/OpenEnv errors, and tool
 results that are server refusals: expired / unknown / over-limit sessions; a tool's own domain error such as
 "insufficient funds" is an answer, not an error), requests/s, p50/p99 latency of a tool call as the client sees it,
-server RSS per idle session, and requests per CPU-second of the server process (its utime+stime over the load phase:
+server RSS per idle session, and requests per CPU-second of the server's processes (its utime+stime over the load phase:
 the figure that holds on a shared machine, where wall-clock req/s depends on the neighbours), and its ratio to
 openenv's in the same run. `uptime`'s load average is recorded beside every run.
 

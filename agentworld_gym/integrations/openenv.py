@@ -5,6 +5,8 @@ Supports openenv-core 0.3 (what `make test` installs): the server is OpenEnv's o
 session with its own env, hence its own world; it binds 127.0.0.1 unless told otherwise. Episodes are played
 over WebSocket sessions; HTTP `POST /step` (a fresh env per request in OpenEnv) answers 409 naming `/ws`.
 `deploy/openenv/` holds the OpenEnv manifest (openenv.yaml) and container recipe (server/Dockerfile).
+A session that resets with `delta: true` (AgentWorldClient does) gets changes-only step observations, which the
+client rebuilds whole (`AgentWorldOpenEnv._sent_delta`); `serve_workers` runs several processes on one port.
 
     agentworld serve-openenv finance --port 8000
 
