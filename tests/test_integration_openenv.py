@@ -233,3 +233,14 @@ def test_two_workers_share_one_port_and_both_serve_sessions(tmp_path):
         log.close()
     alive = [c for c in children if Path(f"/proc/{c}").exists() and Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
     assert len(children) >= 2 and alive == []
+
+
+def test_workers_on_a_taken_port_is_one_typed_line_before_any_worker_starts():
+    from agentworld_gym.errors import ConfigError
+    from agentworld_gym.integrations.openenv import serve_workers
+
+    with socket.socket() as taken:  # no SO_REUSEPORT: nobody may share it
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(ConfigError, match="is the port taken"):
+            serve_workers("AgentWorld/finance-v0", 2, "127.0.0.1", taken.getsockname()[1])
