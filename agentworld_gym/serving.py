@@ -245,6 +245,11 @@ class FrameError(ValueError):
     """A client frame whose data does not fit the message (answered VALIDATION_ERROR, as openenv-core does)."""
 
 
+def ws_frame(kind: bytes, payload: dict | bytes) -> bytes:
+    """A reply frame; `payload` a dict, or bytes the env already encoded as JSON (constant parts cached)."""
+    return b'{"type":"%s","data":%s}' % (kind, payload if isinstance(payload, bytes) else dumps(payload))
+
+
 def ws_error(message: str, code: str, **extra) -> bytes:
     return dumps({"type": "error", "data": {"message": message, "code": code, **extra}})
 
@@ -253,10 +258,10 @@ def openenv_ws(pool: SessionPool, factory: Callable[[], Any], max_frame: int = 1
     """An ASGI WebSocket handler speaking OpenEnv's `/ws` protocol over sessions from `pool`.
 
     `factory()` builds a session's env: an object with `reset_payload(data)`, `step_payload(data)` (payloads as
-    OpenEnv's `serialize_observation` writes them, raising `FrameError` for malformed data), `state_payload()`
-    and `close()`. Every
-    message is handled on the event loop: an env step is a sub-millisecond SQLite call, cheaper than a hop
-    to a thread."""
+    OpenEnv's `serialize_observation` writes them, as a dict or as its JSON bytes, raising `FrameError` for
+    malformed data), `state_payload()` and `close()`. Every message is handled on the event loop: an env step is a
+    sub-millisecond SQLite call, cheaper than a hop to a thread. A silent session is ended by one timer that
+    re-arms itself while the session keeps talking (a per-message `wait_for` made a task per message)."""
 
     async def handler(scope, receive, send) -> None:
         message = await receive()
@@ -279,28 +284,61 @@ def openenv_ws(pool: SessionPool, factory: Callable[[], Any], max_frame: int = 1
                 await send({"type": "websocket.send", "text": ws_error(f"{type(e).__name__}: {e}", "FACTORY_ERROR").decode()})
                 await send({"type": "websocket.close", "code": 1011})
                 return
-            while True:
-                try:
-                    message = await asyncio.wait_for(receive(), pool.deadline(key))
-                except asyncio.TimeoutError:
-                    await send({"type": "websocket.send", "text": ws_error(
-                        f"session expired: nothing arrived for {pool.idle_timeout:g} s; open a new session", SESSION_EXPIRED).decode()})
-                    await send({"type": "websocket.close", "code": 1000})
-                    return
-                if message["type"] == "websocket.disconnect":
-                    return
-                pool.touch(key)
-                reply = answer(env, message, max_frame)
-                if reply is None:  # "close"
-                    await send({"type": "websocket.close", "code": 1000})
-                    return
-                await send({"type": "websocket.send", "text": reply.decode()})
+            timer = Expiry(pool, key)
+            try:
+                while True:
+                    message = await receive()
+                    if message["type"] == "websocket.disconnect":
+                        return
+                    pool.touch(key)
+                    reply = answer(env, message, max_frame)
+                    if reply is None:  # "close"
+                        await send({"type": "websocket.close", "code": 1000})
+                        return
+                    await send({"type": "websocket.send", "text": reply.decode()})
+            except asyncio.CancelledError:
+                if not timer.fired:
+                    raise
+                timer.handled()
+                await send({"type": "websocket.send", "text": ws_error(
+                    f"session expired: nothing arrived for {pool.idle_timeout:g} s; open a new session", SESSION_EXPIRED).decode()})
+                await send({"type": "websocket.close", "code": 1000})
+            finally:
+                timer.cancel()
         finally:
             pool.end(key)
             if env is not None:
                 env.close()
 
     return handler
+
+
+class Expiry:
+    """Cancels the current task once `key` has been silent for the pool's idle timeout. It wakes at the deadline
+    the pool gives and sleeps again if the session spoke meanwhile: nothing to do per message."""
+
+    def __init__(self, pool: SessionPool, key: Any):
+        self.pool, self.key, self.fired, self.handle = pool, key, False, None
+        self.task, self.loop = asyncio.current_task(), asyncio.get_running_loop()
+        self._arm()
+
+    def _arm(self) -> None:
+        left = self.pool.deadline(self.key)
+        if left is None:
+            return
+        if left > 0:
+            self.handle = self.loop.call_later(left, self._arm)
+        else:
+            self.fired = True
+            self.task.cancel()
+
+    def handled(self) -> None:
+        if hasattr(self.task, "uncancel"):  # Python 3.11+: this cancellation is handled, not pending
+            self.task.uncancel()
+
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
 
 
 def answer(env, message: dict, max_frame: int) -> bytes | None:
@@ -321,13 +359,13 @@ def answer(env, message: dict, max_frame: int) -> bytes | None:
         return ws_error(f"Expected 'data' to be an object, got {type(data).__name__}", "VALIDATION_ERROR")
     try:
         if kind == "reset":
-            return dumps({"type": "observation", "data": env.reset_payload(data)})
+            return ws_frame(b"observation", env.reset_payload(data))
         if kind == "step":
             if "data" not in msg:
                 return ws_error("Expected 'data' (the action) in a step message", "VALIDATION_ERROR")
-            return dumps({"type": "observation", "data": env.step_payload(data)})
+            return ws_frame(b"observation", env.step_payload(data))
         if kind == "state":
-            return dumps({"type": "state", "data": env.state_payload()})
+            return ws_frame(b"state", env.state_payload())
         if kind == "close":
             return None
     except FrameError as e:

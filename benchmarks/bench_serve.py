@@ -5,8 +5,10 @@ Servers (SERVERS): `agentworld`, the MCP HTTP server as `agentworld serve --tran
 tool calls answered on the lean path, agentworld_gym/serving.py); `agentworld-sdk`, the same server with every request
 through the MCP SDK's own path (how it served before the lean path); `agentworld-ws`, `agentworld serve-openenv`'s app:
 OpenEnv's WebSocket protocol with one AgentWorld env episode per session (task, world, transcript, grading; resets draw
-from a set of 60 synthesized tasks, as `--tasks 60` serves them); `openenv`, openenv-core's own reference server and
-echo environment. For each N (concurrent sessions) and each server, a fresh server process starts, then N sessions:
+from a set of 60 synthesized tasks, as `--tasks 60` serves them; changes-only step observations, `delta`, as
+AgentWorldClient asks for them); `agentworld-ws-whole`, the same with every observation whole; `agentworld-ws-2w`,
+agentworld-ws on two worker processes (`--workers 2`; CPU and RSS summed over all its processes); `openenv`,
+openenv-core's own reference server and echo environment. For each N (concurrent sessions) and each server, a fresh server process starts, then N sessions:
 
   1. open: every session starts (MCP: `start_session`, a private SQLite world; OpenEnv protocol: a `/ws` WebSocket and
      `reset`), and the server's RSS is read with all N sessions open and idle;
@@ -20,7 +22,7 @@ echo environment. For each N (concurrent sessions) and each server, a fresh serv
 Reported per (server, N): tool calls, errors (transport errors, timeouts, HTTP/JSON-RPC/OpenEnv errors, and tool
 results that are server refusals: expired / unknown / over-limit sessions; a tool's own domain error such as
 "insufficient funds" is an answer, not an error), requests/s, p50/p99 latency of a tool call as the client sees it,
-server RSS per idle session, and requests per CPU-second of the server process (its utime+stime over the load phase:
+server RSS per idle session, and requests per CPU-second of the server's processes (its utime+stime over the load phase:
 the figure that holds on a shared machine, where wall-clock req/s depends on the neighbours), and its ratio to
 openenv's in the same run. `uptime`'s load average is recorded beside every run.
 
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -51,10 +54,14 @@ from pathlib import Path
 # agentworld: the MCP HTTP server as `agentworld serve` runs it (token tool calls on the lean path, agentworld_gym.serving);
 # agentworld-sdk: the same server with every request through the MCP SDK's own path (as before the lean path);
 # agentworld-h11: agentworld-sdk on the pure-Python HTTP stack (as before httptools/uvloop);
-# agentworld-ws: `agentworld serve-openenv`: OpenEnv's WebSocket protocol, one AgentWorld env episode per session;
+# agentworld-ws: `agentworld serve-openenv`: OpenEnv's WebSocket protocol, one AgentWorld env episode per session,
+#   changes-only step observations (`delta`, what AgentWorldClient asks for);
+# agentworld-ws-whole: the same server and episodes, every step observation whole (transcript, messages, tool schemas);
+# agentworld-ws-2w: agentworld-ws as `agentworld serve-openenv --workers 2` runs it: two processes on one port (CPU and
+#   memory are summed over both);
 # openenv: openenv-core's own reference server and echo environment
-SERVERS = ("agentworld", "agentworld-sdk", "agentworld-h11", "agentworld-ws", "openenv")
-DEFAULT_SERVERS = ("agentworld", "agentworld-sdk", "agentworld-ws", "openenv")
+SERVERS = ("agentworld", "agentworld-sdk", "agentworld-h11", "agentworld-ws", "agentworld-ws-whole", "agentworld-ws-2w", "openenv")
+DEFAULT_SERVERS = ("agentworld", "agentworld-sdk", "agentworld-ws", "agentworld-ws-whole", "openenv")
 REFUSALS = ("session expired", "unknown session token", "live sessions", "names none")  # server refusals, not tool answers
 
 
@@ -114,6 +121,19 @@ def serve_agentworld_ws(args: Args) -> None:
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=30, **UVICORN_WS)
 
 
+def serve_agentworld_ws_workers(args: Args) -> None:
+    """`agentworld serve-openenv THEME --workers 2`: two server processes on one port, each with room for all sessions
+    (the kernel's spread is even only on average); tells the load generator when both accept (a file by the port)."""
+    from agentworld_gym.integrations.openenv import serve_workers
+
+    serve_workers(f"AgentWorld/{args.theme}-v0", 2, "127.0.0.1", args.port, max_sessions=args.capacity + 16,
+                  on_ready=lambda: ready_file(args.port).touch(), tasks=task_set(args.theme))
+
+
+def ready_file(port: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"bench_serve_{port}.ready"
+
+
 def serve_openenv(args: Args) -> None:
     """openenv-core's own echo environment, written by `openenv init echo` (its reference template), served by its own
     `create_app` with room for the sessions (the template's app.py allows one)."""
@@ -148,21 +168,39 @@ class ServerProcess:
                 raise RuntimeError(f"the {kind} server exited: {self.log.read().decode(errors='replace')[-2000:]}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
+                if kind != "agentworld-ws-2w" or ready_file(self.port).exists():  # every worker accepts
+                    break
+                time.sleep(0.1)
             except OSError:
                 if time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError(f"the {kind} server did not listen within 120 s") from None
                 time.sleep(0.1)
 
+    def pids(self) -> list[int]:
+        """The server process and its descendants (the workers of agentworld-ws-2w)."""
+        out, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        return out
+
     def rss_kb(self) -> int:
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        total = 0
+        for pid in self.pids():
+            with open(f"/proc/{pid}/status") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        return total
 
     def cpu_s(self) -> float:
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        total = 0
+        for pid in self.pids():
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -299,8 +337,9 @@ class OpenEnvSession:
     """One OpenEnv session: its own WebSocket to /ws, reset and step messages (openenv-core's wire format). The
     echo env's action is a message; an AgentWorld env's (`agent=True`) is the model's reply, here the tool call as JSON."""
 
-    def __init__(self, url: str, tally: Tally, timeout: float, agent: bool = False):
+    def __init__(self, url: str, tally: Tally, timeout: float, agent: bool = False, delta: bool = False):
         self.url, self.tally, self.timeout, self.ws, self.agent = url, tally, timeout, None, agent
+        self.opening = {"delta": True} if delta else {}  # changes-only step observations (AgentWorldClient's default)
 
     async def _send(self, message: dict) -> dict:
         await self.ws.send(json.dumps(message))
@@ -314,10 +353,10 @@ class OpenEnvSession:
 
         self.ws = await asyncio.wait_for(websockets.connect(self.url, max_size=2**20, open_timeout=self.timeout, ping_interval=None),
                                          self.timeout)
-        await self._send({"type": "reset", "data": {}})
+        await self._send({"type": "reset", "data": self.opening})
 
     async def reset(self) -> None:
-        await self._send({"type": "reset", "data": {}})
+        await self._send({"type": "reset", "data": self.opening})
 
     async def tool(self, name: str, arguments: dict) -> None:
         call = json.dumps({"name": name, "arguments": arguments})
@@ -335,7 +374,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
         sessions = [AgentWorldSession(http, tally, args.timeout) for _ in range(n)]
     else:
         url = f"ws://127.0.0.1:{server.port}/ws"
-        sessions = [OpenEnvSession(url, tally, args.timeout, kind == "agentworld-ws") for _ in range(n)]
+        sessions = [OpenEnvSession(url, tally, args.timeout, kind.startswith("agentworld-ws"), kind in ("agentworld-ws", "agentworld-ws-2w")) for _ in range(n)]
     seeds = [rng.randrange(2**32) for _ in range(n)]
 
     async def guarded(what: str, coro) -> bool:
@@ -347,7 +386,7 @@ async def drive(kind: str, server: ServerProcess, n: int, args: Args, episodes: 
             return False
 
     # warm-up: one session opened and closed, so imports and caches are in the baseline
-    warm = AgentWorldSession(http, tally, args.timeout) if http else OpenEnvSession(url, tally, args.timeout, kind == "agentworld-ws")
+    warm = AgentWorldSession(http, tally, args.timeout) if http else OpenEnvSession(url, tally, args.timeout, kind.startswith("agentworld-ws"), kind in ("agentworld-ws", "agentworld-ws-2w"))
     await guarded("warm-up open", warm.open())
     await guarded("warm-up close", warm.close())
     tally.errors, tally.error_samples = 0, []
@@ -426,6 +465,7 @@ def main() -> None:
     if args.serve:
         {"agentworld": serve_agentworld, "agentworld-sdk": lambda a: serve_agentworld(a, lean=False),
          "agentworld-h11": lambda a: serve_agentworld(a, pure_python=True, lean=False), "agentworld-ws": serve_agentworld_ws,
+         "agentworld-ws-whole": serve_agentworld_ws, "agentworld-ws-2w": serve_agentworld_ws_workers,
          "openenv": serve_openenv}[args.serve](args)
         return
     if not 0 < args.seconds <= 60:

@@ -529,7 +529,9 @@ def transfer_line() -> list[str]:
 
 # Each generated block: file, marker name, its lines.
 SERVE_NAMES = {"agentworld": "agentworld (MCP, lean path)", "agentworld-sdk": "agentworld-sdk (MCP, SDK path: before)",
-               "agentworld-h11": "agentworld-h11 (MCP, SDK path, pure-Python HTTP)", "agentworld-ws": "agentworld-ws (OpenEnv protocol, env episodes)",
+               "agentworld-h11": "agentworld-h11 (MCP, SDK path, pure-Python HTTP)", "agentworld-ws": "agentworld-ws (OpenEnv protocol, env episodes, delta steps)",
+               "agentworld-ws-whole": "agentworld-ws-whole (OpenEnv protocol, whole observations)",
+               "agentworld-ws-2w": "agentworld-ws-2w (as agentworld-ws, --workers 2)",
                "openenv": "openenv (openenv-core reference, echo)"}
 
 

@@ -61,6 +61,18 @@ def test_parity_oracle_through_openenv(base_url):
             assert result.observation.messages == want_messages
 
 
+def test_the_client_rebuilds_delta_steps_into_the_whole_observation(base_url):
+    calls = ['{"name": "get_account", "arguments": {"account_id": "AC-1001"}}', '{"name": "get_account", "arguments": {', '{"name": "submit", "arguments": {"answer": 1}}']
+    with AgentWorldClient(base_url=base_url).sync() as lean, AgentWorldClient(base_url=base_url, delta=False).sync() as whole:
+        for _ in range(2):  # the second episode starts from a fresh reset on the same session
+            a, b = lean.reset(seed=3), whole.reset(seed=3)
+            assert a.observation == b.observation
+            for call in calls:
+                a, b = lean.step(AgentWorldAction(text=call)), whole.step(AgentWorldAction(text=call))
+                assert a.observation == b.observation and a.observation.tools and a.reward == b.reward and a.done == b.done
+        assert a.done and a.observation.verification is not None
+
+
 def test_parity_oracle_through_the_openenv_environment_on_20_tasks():
     from agentworld_gym.integrations.openenv import AgentWorldOpenEnv
 
@@ -167,3 +179,68 @@ def test_the_session_cap_comes_from_the_manifest_variable(manifest_server):
         for _ in range(5):  # AGENTWORLD_MAX_TURNS=5 reached the env: the 5th call truncates the episode
             result = a.step(AgentWorldAction(text='{"name": "get_account", "arguments": {"account_id": "AC-1001"}}'))
         assert result.done
+
+
+@pytest.mark.timeout(180)
+def test_two_workers_share_one_port_and_both_serve_sessions(tmp_path):
+    """40 sessions against 2 workers of 32 sessions each: one worker alone would refuse 8 of them (the kernel's
+    spread leaves a worker over 32 of 40 with odds about 1 in 100,000). Each session keeps its own world on its
+    process (its step count is its own), and stopping the server stops both workers."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import anyio
+    import websockets
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path / "server.log", "w+")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "agentworld_gym.cli", "serve-openenv", "finance", "--port", str(port), "--workers", "2",
+                             "--max-sessions", "32"], stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
+    try:
+        assert "2 worker processes" in proc.stdout.readline()
+        assert proc.stdout.readline().strip() == "2 workers ready", (tmp_path / "server.log").read_text()[-2000:]
+        children = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+
+        async def session(i: int, out: list) -> None:
+            async with websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
+                await ws.send(json.dumps({"type": "reset", "data": {"seed": i}}))
+                reply = json.loads(await ws.recv())
+                assert reply["type"] == "observation", reply
+                for _ in range(1 + i % 3):
+                    await ws.send(json.dumps({"type": "step", "data": {"text": '{"name": "get_account", "arguments": {"account_id": "AC-1001"}}'}}))
+                    assert json.loads(await ws.recv())["type"] == "observation"
+                await ws.send(json.dumps({"type": "state"}))
+                out.append((i, json.loads(await ws.recv())["data"]["step_count"]))
+                await anyio.sleep(1.0)  # everyone holds a session at once
+
+        async def main() -> list:
+            out: list = []
+            async with anyio.create_task_group() as tg:
+                for i in range(40):
+                    tg.start_soon(session, i, out)
+            return out
+
+        results = anyio.run(main)
+        assert sorted(results) == [(i, 1 + i % 3) for i in range(40)]
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+        log.close()
+    alive = [c for c in children if Path(f"/proc/{c}").exists() and Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert len(children) >= 2 and alive == []
+
+
+def test_workers_on_a_taken_port_is_one_typed_line_before_any_worker_starts():
+    from agentworld_gym.errors import ConfigError
+    from agentworld_gym.integrations.openenv import serve_workers
+
+    with socket.socket() as taken:  # no SO_REUSEPORT: nobody may share it
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(ConfigError, match="is the port taken"):
+            serve_workers("AgentWorld/finance-v0", 2, "127.0.0.1", taken.getsockname()[1])

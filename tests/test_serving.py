@@ -225,3 +225,35 @@ def test_a_client_that_sends_nothing_is_expired_and_its_slot_freed(openenv_url):
                 assert (await _ask(newcomer, {"type": "reset", "data": {}}))["type"] == "observation"
 
     anyio.run(main)
+
+
+@pytest.mark.timeout(60)
+def test_a_delta_session_gets_only_what_changed_and_a_plain_one_everything(openenv_url):
+    import websockets
+
+    async def main() -> None:
+        async with websockets.connect(openenv_url) as ws:
+            assert (await _ask(ws, {"type": "reset", "data": {"delta": "yes"}}))["data"]["code"] == "VALIDATION_ERROR"
+            full = (await _ask(ws, {"type": "reset", "data": {"seed": 1}}))["data"]["observation"]
+            plain = (await _ask(ws, {"type": "step", "data": {"text": CALL}}))["data"]["observation"]
+            assert "metadata" not in plain and plain["tools"] == full["tools"] != [] and plain["text"].startswith(full["text"])
+            opening = (await _ask(ws, {"type": "reset", "data": {"seed": 1, "delta": True}}))["data"]["observation"]
+            assert opening == full  # a reset is whole either way
+            frame = await _ask(ws, {"type": "step", "data": {"text": CALL}})
+            delta = frame["data"]["observation"]
+            assert delta["metadata"]["delta"] == {"text_from": len(full["text"]), "messages_from": len(full["messages"])}
+            assert delta["tools"] == [] and full["text"] + delta["text"] == plain["text"]
+            assert full["messages"] + delta["messages"] == plain["messages"] and len(json.dumps(delta)) * 5 < len(json.dumps(plain))
+
+    anyio.run(main)
+
+
+def test_a_delta_step_sends_the_text_whole_when_the_transcript_window_dropped_turns():
+    from agentworld_gym.integrations.openenv import AgentWorldOpenEnv
+
+    env = AgentWorldOpenEnv("AgentWorld/finance-v0")
+    env.reset_payload({"seed": 0, "delta": True})
+    env._sent = ("[... 1,000 characters of earlier turns not shown", 1)  # what a dropped window's text no longer starts with
+    obs = env.step_payload({"text": CALL})["observation"]
+    assert obs["metadata"]["delta"] == {"text_from": 0, "messages_from": 1} and obs["text"] == env.env.unwrapped._transcript.text
+    env.close()

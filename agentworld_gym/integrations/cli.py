@@ -15,19 +15,32 @@ def add_commands(sub) -> None:
     p.add_argument("--tasks", type=int, default=0, help="serve a fixed set of this many tasks, drawn once at start: a reset then "
                    "picks one instead of synthesizing one (a few ms each); 0 = synthesize per reset (default)")
     p.add_argument("--difficulty", type=int, default=1, help="task difficulty 1-5 (default 1)")
+    p.add_argument("--workers", type=int, default=1, help="server processes sharing the port (SO_REUSEPORT), one core each; "
+                   "a session stays on its process, and --max-sessions bounds each process (default 1)")
     p.set_defaults(func=cmd_serve_openenv)
 
 
 def cmd_serve_openenv(args) -> int:
+    from ..checks import Number
     from ..envs.registry import gym_id
     from .openenv import serve
 
+    Number(low=1).check("--workers", args.workers)
     env_id = gym_id(args.theme)
-    print(f"OpenEnv server for {env_id} on http://{args.host}:{args.port} (WebSocket sessions at /ws)", flush=True)
+    where = f"OpenEnv server for {env_id} on http://{args.host}:{args.port} (WebSocket sessions at /ws)"
+    if args.workers > 1:
+        where += f", {args.workers} worker processes of {args.max_sessions} sessions each"
+    print(where, flush=True)
     extra = {}
     if args.tasks > 0:
         from ._common import as_task, draw_tasks
 
         extra["tasks"] = [as_task(row["task"]) for row in draw_tasks(env_id, args.tasks, difficulty=args.difficulty)]
+    if args.workers > 1:
+        from .openenv import serve_workers
+
+        serve_workers(env_id, args.workers, args.host, args.port, args.max_sessions, args.idle_timeout,
+                      on_ready=lambda: print(f"{args.workers} workers ready", flush=True), difficulty=args.difficulty, **extra)
+        return 0
     serve(env_id, args.host, args.port, args.max_sessions, args.idle_timeout, difficulty=args.difficulty, **extra)
     return 0
