@@ -123,6 +123,7 @@ COMMAND_RULES: dict[str, dict[str, Any]] = {
     "evolve": {"ray_workers": POSITIVE},
     "sft": {"micro_batch": NON_NEGATIVE},  # 0: the whole batch
     "grpo": {"micro_batch": POSITIVE},
+    "serve-openenv": {"tasks": NON_NEGATIVE, "workers": POSITIVE},  # tasks 0: a fresh task every reset
 }
 
 

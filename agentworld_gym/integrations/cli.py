@@ -21,11 +21,9 @@ def add_commands(sub) -> None:
 
 
 def cmd_serve_openenv(args) -> int:
-    from ..checks import Number
     from ..envs.registry import gym_id
     from .openenv import serve
 
-    Number(low=1).check("--workers", args.workers)
     env_id = gym_id(args.theme)
     where = f"OpenEnv server for {env_id} on http://{args.host}:{args.port} (WebSocket sessions at /ws)"
     if args.workers > 1:

@@ -2,7 +2,7 @@
 shape (plain text, one call, a list of calls, a `submit` call: this suite's finishing habit).
 
     .venv/bin/python benchmarks/results/transfer/transcripts.py --per-category 1 --only simple_python,multiple,parallel \
-        untrained=smollm2-135m sft32-s0=hf:runs/transfer/sft32-s0/final > benchmarks/results/transfer/transcripts.md
+        untrained=smollm2-135m sft-s1=hf:runs/transfer/sft64e32-s1/final > benchmarks/results/transfer/transcripts.md
 """
 
 from __future__ import annotations
@@ -31,15 +31,17 @@ def shape(text: str, names: set[str]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("stages", nargs="+", help="NAME=POLICY_SPEC")
-    ap.add_argument("--episodes", type=int, default=9, help="the measured subset of each group (transfer.py --episodes)")
-    ap.add_argument("--groups", default="simple_python,simple_java,simple_javascript;multiple,parallel,parallel_multiple;"
-                    "live_simple,live_multiple,live_parallel;live_parallel_multiple,irrelevance,live_irrelevance",
-                    help="the category groups of run_bfcl_parts.sh, ';' between groups")
+    ap.add_argument("--episodes", type=int, default=36, help="the measured subset of each group (transfer.py --episodes)")
+    ap.add_argument("--groups", default="simple_python,simple_java,simple_javascript,multiple,parallel,parallel_multiple,"
+                    "live_simple,live_multiple,live_parallel,live_parallel_multiple,irrelevance,live_irrelevance",
+                    help="the category groups as transfer.py drew them, ';' between groups (run_seeds.sh: one group; the "
+                    "first pass's run_bfcl_parts.sh: four groups of three, --episodes 9)")
     ap.add_argument("--only", default="", help="comma-separated categories to show (default: all)")
     ap.add_argument("--per-category", type=int, default=1)
     ap.add_argument("--max-new-tokens", type=int, default=128)
     args = ap.parse_args()
-    from agentworld_gym import bench, bfcl
+    from agentworld_gym.suites import bfcl
+    from agentworld_gym.suites import core as bench
 
     only = set(args.only.split(",")) - {""}
     measured = [x for g in args.groups.split(";") for x in bench.bfcl_suite(args.episodes, 0, None, g.split(",")).items]
