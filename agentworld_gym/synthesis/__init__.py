@@ -287,11 +287,18 @@ def answer_prior(theme: Theme, level: int, db_seed: int = 0) -> tuple:
 
 @lru_cache(maxsize=8192)
 def _answer_prior(theme: Theme, level: int, db_seed: int, person: bool) -> tuple:  # `person`: one cache per mode
+    return _repeated_answers(theme, level, db_seed, [(2**30 + s, ("graph", "programmatic")[s % 2]) for s in range(PRIOR_SAMPLE)],
+                             attempts=8, check=False, answers_only=True)
+
+
+def _repeated_answers(theme: Theme, level: int, db_seed: int, draws: list[tuple[int, str]], **kwargs) -> tuple:
+    """The answers given at least PRIOR_REPEATS times by the questions (tasks that change nothing) synthesized at
+    the (seed, kind) draws, most common first."""
     counts: Counter = Counter()
     first: dict[str, object] = {}
-    for s in range(PRIOR_SAMPLE):
+    for seed, kind in draws:
         try:
-            t = synthesize_task(theme, level, 2**30 + s, ("graph", "programmatic")[s % 2], db_seed, attempts=8, check=False, answers_only=True)
+            t = synthesize_task(theme, level, seed, kind, db_seed, **kwargs)
         except TaskError:
             continue
         if t.state_hash is None and t.answer_type != "none":
@@ -387,18 +394,7 @@ def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
         _SEEN[key] = (-1, ())
         found: tuple = ()
         for r in range(SEEN_ROUNDS):
-            counts: Counter = Counter()
-            first: dict[str, object] = {}
-            for s in range(SEEN_SAMPLE):
-                try:
-                    t = synthesize_task(theme, level, 2**28 + SEEN_SAMPLE * r + s, "mixed", db_seed)
-                except TaskError:
-                    continue
-                if t.state_hash is None and t.answer_type != "none":
-                    k = _answer_key(t.answer)
-                    counts[k] += 1
-                    first.setdefault(k, t.answer)
-            new = tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
+            new = _repeated_answers(theme, level, db_seed, [(2**28 + SEEN_SAMPLE * r + s, "mixed") for s in range(SEEN_SAMPLE)])
             found += new
             _SEEN[key] = (r, found)
             if not new:
