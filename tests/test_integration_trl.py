@@ -91,9 +91,9 @@ def _answers_as_text(messages: list[dict]) -> list[dict]:
 
 
 def test_every_registered_theme_converts_to_trl_tools():
-    """All themes (2,067 at the time of writing), including those whose argument names are Python keywords
-    (`from`, `with`) or start with a digit (`12306_id`): each tool becomes a method whose schema has the
-    tool's arguments under Python names that map back one to one."""
+    """All themes (2,054 at the time of writing), including those whose argument names are Python keywords
+    (`from`, `with`): each tool becomes a method whose schema has the tool's arguments under Python names that map
+    back one to one. (Names starting with a digit or holding other characters: test_python_names_map_back.)"""
     import keyword
 
     from agentworld_gym.envs import get_theme
@@ -112,7 +112,20 @@ def test_every_registered_theme_converts_to_trl_tools():
             assert all(p.isidentifier() and not keyword.iskeyword(p) for p in got)
             assert sorted(method.tool_argument_names[p] for p in got) == sorted(fn["parameters"].get("properties", {}))
             renamed += sum(p != method.tool_argument_names[p] for p in got)
-    assert renamed >= 14  # `from` (11 tools), `with` (1), `12306_id` (2) when this test was written
+    assert renamed >= 10  # `from` and `with` in 11 tools of the pool of 2026-12-07
+
+
+def test_python_names_map_back():
+    """Every argument name becomes a distinct Python identifier that is not a keyword (the pool's own cases, and
+    those it held before: a Toucan server's `12306_id`), and names that already are such identifiers stay."""
+    import keyword
+
+    params = ["from", "with", "12306_id", "page-size", "page_size", "", "class_", "limit"]
+    names = aw_trl.python_names(params)
+    assert names["from"] == "from_" and names["12306_id"] == "arg_12306_id" and names["limit"] == "limit"
+    assert names["page_size"] == "page_size" and names["page-size"] != "page_size"  # no two arguments share a name
+    assert len(set(names.values())) == len(params)
+    assert all(n.isidentifier() and not keyword.iskeyword(n) for n in names.values())
 
 
 def test_a_renamed_argument_reaches_the_tool_under_its_own_name():

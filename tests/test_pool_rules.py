@@ -18,7 +18,7 @@ from agentworld_gym.world import open_copy
 
 # a pool theme carrying each rule kind (found by scanning the index; any theme with the mark would do)
 KIND_THEMES = {
-    "terminal": "a11y-mcp", "unchanged": "12306-mcp-server", "children": "task-manager",
+    "terminal": "a11y-mcp", "unchanged": "academic-author-network", "children": "task-manager",
     "ownership": "firestore-server", "balance": "ccxt-cryptocurrency-exchange-server", "nonneg": "add-test",
     "textcap": "memory-bank", "unique": "gmail-mcp", "references": "youtube-knowledge-assistant",
 }
@@ -55,7 +55,7 @@ def test_a_call_breaking_the_rule_is_refused_clearly_and_writes_nothing(kind):
     assert tried, f"no {kind} case built on {KIND_THEMES[kind]}"
 
 
-@pytest.mark.parametrize("theme_id", ["a11y-mcp", "12306-mcp-server"])
+@pytest.mark.parametrize("theme_id", ["a11y-mcp", "academic-author-network"])
 def test_the_prompt_states_the_rules_the_tools_enforce(theme_id):
     theme = get_theme(theme_id)
     assert len(theme.spec.rules) >= MIN_RULES
@@ -77,7 +77,7 @@ def test_every_pool_theme_carries_at_least_two_kinds_of_rule():
     assert not below, below[:10]
 
 
-REFUSAL_THEMES = ["task-manager", "12306-mcp-server"]
+REFUSAL_THEMES = ["task-manager", "academic-author-network"]
 
 
 @pytest.mark.parametrize("theme_id", REFUSAL_THEMES)
