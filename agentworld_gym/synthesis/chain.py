@@ -62,18 +62,23 @@ def hops_needed(difficulty: int) -> int:
     return D.MIN_DEPENDENT[difficulty] + (1 if difficulty == 5 else 0)
 
 
+def _one_key_reads(theme: Theme, not_kind: type):
+    """(read tool, its one required parameter) for the reads taking a single key, except those returning `not_kind`."""
+    for t in theme.toolset:
+        req = list(t.parameters.get("required", ()))
+        if not t.writes and len(req) == 1 and req[0] in t.consumes and output_kind(t) is not not_kind:
+            yield t, req[0]
+
+
 @lru_cache(maxsize=4096)
 def _getters(theme: Theme) -> dict[str, tuple[tuple[str, str], ...]]:
     """{entity key: ((read tool, its key parameter), ...)}: reads that return one record given its key."""
     out: dict[str, list] = {}
-    for t in theme.toolset:
-        req = list(t.parameters.get("required", ()))
-        if t.writes or len(req) != 1 or req[0] not in t.consumes or output_kind(t) is list:
-            continue
-        key = theme.key_of(req[0])
+    for t, param in _one_key_reads(theme, list):
+        key = theme.key_of(param)
         made = [theme.key_of(k) or k for k in t.produces]
         if key and (not made or made[0] == key):
-            out.setdefault(key, []).append((t.name, req[0]))
+            out.setdefault(key, []).append((t.name, param))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -81,14 +86,11 @@ def _getters(theme: Theme) -> dict[str, tuple[tuple[str, str], ...]]:
 def _listers(theme: Theme) -> dict[str, tuple[tuple[str, str, str], ...]]:
     """{owner key: ((read tool, its key parameter, listed key), ...)}: reads that list an owner's records."""
     out: dict[str, list] = {}
-    for t in theme.toolset:
-        req = list(t.parameters.get("required", ()))
-        if t.writes or len(req) != 1 or req[0] not in t.consumes or output_kind(t) is dict:
-            continue
-        owner = theme.key_of(req[0])
+    for t, param in _one_key_reads(theme, dict):
+        owner = theme.key_of(param)
         child = next((k2 for k in t.produces if (k2 := theme.key_of(k) or k) != owner and k2 in theme.entity_keys), None)
         if owner and child:
-            out.setdefault(owner, []).append((t.name, req[0], child))
+            out.setdefault(owner, []).append((t.name, param, child))
     return {k: tuple(v) for k, v in out.items()}
 
 
