@@ -56,7 +56,8 @@ class Args:
 def play(policy, tasks, theme: str, max_turns: int, batch_size: int, mode: str) -> tuple[list[dict], list[dict], float]:
     """(results, per-turn log, seconds) of one mode."""
     from agentworld_gym.env import AgentWorldEnv
-    from agentworld_gym.policies.llm import run_episodes_batched, run_episodes_grouped
+    from agentworld_gym.policies.llm import run_episodes_grouped
+    from agentworld_gym.policies.slots import run_episodes_batched
 
     envs = [AgentWorldEnv(theme, tasks=[t], max_turns=max_turns) for t in tasks]
     options = [{"task": t} for t in tasks]

@@ -68,7 +68,8 @@ def evaluate(model, tok, args: Args) -> dict:
     """Greedy success on the task set through HFPolicy (the one prompt), with a 95% Wilson interval."""
     from agentworld_gym.env import AgentWorldEnv
     from agentworld_gym.integrations._common import as_task, draw_tasks
-    from agentworld_gym.policies.llm import HFPolicy, run_episodes_batched
+    from agentworld_gym.policies.llm import HFPolicy
+    from agentworld_gym.policies.slots import run_episodes_batched
     from agentworld_gym.suites.core import wilson
 
     rows = draw_tasks(args.env_id, args.n_tasks, 0, difficulty=args.difficulty)

@@ -65,7 +65,6 @@ LATE_BINDING: dict[tuple[str, str], str] = {
     ("envs", "mcp.registration"): "registering AgentWorld/mcp-v0, tau2 and release ids on import (no SDK loaded)",
     ("envs.catalog", "discovery.pool"): "catalog themes are rebuilt from the pool's recipes on first gym.make",
     ("envs.catalog", "discovery.pipeline"): "... by the discovery pipeline (forge_theme)",
-    ("policies.llm", "policies.slots"): "run_episodes_batched (documented in llm) runs on the slot engine, which builds on llm",
     # the synthesizers reject tasks that fail the package's quality checks, and those checks sample
     # tasks to estimate answer priors: a recursion by design, closed at call time
     ("synthesis.graph", "synthesis"): "quality_problems/guessable",

@@ -27,9 +27,9 @@ from agentworld_gym.policies.llm import (  # noqa: E402
     load_model,
     make_llm_policy,
     model_messages,
-    run_episodes_batched,
     shared_prefix_len,
 )
+from agentworld_gym.policies.slots import run_episodes_batched  # noqa: E402
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
 
 

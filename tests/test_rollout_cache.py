@@ -22,10 +22,9 @@ from agentworld_gym.policies.llm import (  # noqa: E402
     generate_batch,
     load_model,
     model_messages,
-    run_episodes_batched,
     run_episodes_grouped,
 )
-from agentworld_gym.policies.slots import SlotRollout  # noqa: E402
+from agentworld_gym.policies.slots import SlotRollout, run_episodes_batched  # noqa: E402
 from agentworld_gym.synthesis import synthesize_task  # noqa: E402
 
 MAX_NEW = 10

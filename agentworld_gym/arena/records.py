@@ -115,7 +115,7 @@ def _batched(policy_for, task: Task, max_turns: int) -> bool:
 def _play_batched(tasks: Sequence[Task], policy_for, *, policy: str, round: int, max_turns: int, seed: int,
                   chunk: int = 64, workers=None) -> list[dict]:
     from ..env import AgentWorldEnv
-    from ..policies.llm import run_episodes_batched
+    from ..policies.slots import run_episodes_batched
 
     records = []
     for start in range(0, len(tasks), chunk):

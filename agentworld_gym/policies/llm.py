@@ -384,7 +384,7 @@ class CachedGenerator:
 
 
 class HFPolicy:
-    """A transformers causal LM as a policy. `act` plays one episode's turn; `run_episodes_batched`
+    """A transformers causal LM as a policy. `act` plays one episode's turn; `slots.run_episodes_batched`
     drives many episodes at once with continuous batching (`slots.py`).
 
     Args:
@@ -456,23 +456,6 @@ class Episode:
         return {**self.result, "ids": self.dialogue.ids, "mask": self.dialogue.mask, "gen_tokens": self.gen_tokens}
 
 
-def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] | None = None,
-                         options: list[dict | None] | None = None, slots: int | None = None,
-                         turn_log: list[dict] | None = None, on_episode_end=None) -> list[dict]:
-    """Play one episode in each env, `slots` at a time (default: all at once) with continuous batching
-    (`slots.SlotRollout`): the running episodes decode together token by token, a reply that ends is
-    played at once, and a slot whose episode ends takes the next waiting one.
-
-    Returns, in the envs' order, run_episode-like dicts (reward, turns, success, ...) plus the token
-    trajectory (`ids`, `mask`: 1 on the model's own tokens) and `gen_tokens`. `turn_log`, if given, gets
-    one row per episode turn (context and generated tokens, its share of the model's time);
-    `on_episode_end`, if given, is called as each episode ends.
-    """
-    from .slots import SlotRollout
-
-    return SlotRollout(policy, slots or max(len(envs), 1), turn_log, on_episode_end).run(envs, seeds, options)
-
-
 def run_episodes_grouped(envs: list, policy: HFPolicy, seeds: list[int | None] | None = None,
                          options: list[dict | None] | None = None, reuse_cache: bool = True,
                          turn_log: list[dict] | None = None) -> list[dict]:
@@ -481,7 +464,7 @@ def run_episodes_grouped(envs: list, policy: HFPolicy, seeds: list[int | None] |
 
     With `reuse_cache` each episode's KV cache lives across turns, so a turn encodes only the new
     tokens (tool results, next prompt); without it every turn re-encodes the whole transcripts.
-    Finished episodes leave the batch. Returns what `run_episodes_batched` returns; `turn_log`, if
+    Finished episodes leave the batch. Returns what `slots.run_episodes_batched` returns; `turn_log`, if
     given, gets one row per call (episodes, context and generated tokens, seconds).
     """
     import time
@@ -583,4 +566,4 @@ def make_llm_policy(spec: str, **kwargs):
 
 
 __all__ = ["CachedGenerator", "ChatEncoder", "DTYPES", "EndpointError", "HFPolicy", "OpenAIPolicy", "generate_batch",
-           "load_model", "make_llm_policy", "model_messages", "run_episodes_batched", "run_episodes_grouped", "smollm2_dir", "tool_chat_template"]
+           "load_model", "make_llm_policy", "model_messages", "run_episodes_grouped", "smollm2_dir", "tool_chat_template"]

@@ -28,7 +28,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from .llm import MIN_SHARED_PREFIX, Episode, model_messages, shared_prefix_len
+from .llm import MIN_SHARED_PREFIX, Episode, HFPolicy, model_messages, shared_prefix_len
 
 SLOT_ATTENTION = "agentworld_slots"  # the name `slot_attention` is registered under with transformers
 
@@ -345,3 +345,18 @@ class SlotRollout:
         if over and self.on_episode_end is not None:
             self.on_episode_end()
         return over
+
+
+def run_episodes_batched(envs: list, policy: HFPolicy, seeds: list[int | None] | None = None,
+                         options: list[dict | None] | None = None, slots: int | None = None,
+                         turn_log: list[dict] | None = None, on_episode_end=None) -> list[dict]:
+    """Play one episode in each env, `slots` at a time (default: all at once) with continuous batching
+    (`SlotRollout`): the running episodes decode together token by token, a reply that ends is
+    played at once, and a slot whose episode ends takes the next waiting one.
+
+    Returns, in the envs' order, run_episode-like dicts (reward, turns, success, ...) plus the token
+    trajectory (`ids`, `mask`: 1 on the model's own tokens) and `gen_tokens`. `turn_log`, if given, gets
+    one row per episode turn (context and generated tokens, its share of the model's time);
+    `on_episode_end`, if given, is called as each episode ends.
+    """
+    return SlotRollout(policy, slots or max(len(envs), 1), turn_log, on_episode_end).run(envs, seeds, options)

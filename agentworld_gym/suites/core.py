@@ -291,7 +291,7 @@ def _play_tasks(tasks, policy_spec: str, seed: int, policy=None, max_turns: int 
     items = _episodes(tasks, policy_spec, seed, policy, max_turns)
     if policy is not None and hasattr(policy, "encoder"):  # batched HF policy
         from ..env import AgentWorldEnv
-        from ..policies.llm import run_episodes_batched
+        from ..policies.slots import run_episodes_batched
 
         specs = [(t.theme, kwargs) for t, kwargs, *_ in items]
         envs = workers.envs(specs) if workers is not None else [AgentWorldEnv(theme, **kwargs) for theme, kwargs in specs]

@@ -190,7 +190,8 @@ def rollout(model, tok, tasks: list[Task], cfg: GRPOConfig, workers=None) -> lis
     """`group_size` episodes per task, each in its own env instance; returns trajectories in task order. With
     `workers` (`ray_rollouts.EnvWorkers`) the envs live in Ray actors and the model generates here."""
     from ..env import AgentWorldEnv
-    from ..policies.llm import HFPolicy, run_episodes_batched
+    from ..policies.llm import HFPolicy
+    from ..policies.slots import run_episodes_batched
 
     policy = HFPolicy(model, tok, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, max_context=cfg.max_context)
     model.eval()
