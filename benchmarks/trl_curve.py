@@ -199,7 +199,12 @@ def publish(progress: dict) -> None:
 
     steps = progress.get("grpo_steps", [])
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot([s["step"] for s in steps], [s["reward"] for s in steps], marker=".", label="GRPO: mean reward of the step's rollouts")
+    ax.plot([s["step"] for s in steps], [s["reward"] for s in steps], marker=".", alpha=0.5, label="GRPO: mean reward of the step's rollouts")
+    window = 4  # a step holds one task's group, so its reward says as much about the task as the policy
+    if len(steps) >= window:
+        ax.plot([s["step"] for s in steps[window - 1:]],
+                [sum(x["reward"] for x in steps[i - window + 1:i + 1]) / window for i in range(window - 1, len(steps))],
+                label=f"GRPO: running mean of {window} steps")
     for key, style, name in (("untrained", ":", "untrained (greedy eval)"), ("cold_start", "--", "cold start (greedy eval)"),
                              ("trained", "-.", "after GRPO (greedy eval)")):
         if key in progress:
