@@ -563,11 +563,13 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
 def quality(theme: Theme, task: Task, run: Run) -> list[str]:
     """`quality_problems` of a candidate task made on `run`, whose cheap rules are checked first: a rule
     the task breaks whatever its replay shows rejects it before the replay (the same tasks are kept)."""
-    from . import guessable, quality_problems
+    from . import guessable, quality_problems, thinned
     from .audit import wording_problems
 
     if guessable(theme, task):
         return ["a cheap strategy's answer passes"]
+    if thinned(theme, task):
+        return ["its answer is one seen tasks give often (passed over for this seed)"]
     wording = wording_problems(theme, task)
     if wording:
         return [f"the instruction breaks the wording rule {rule!r}" for rule in wording]
