@@ -81,6 +81,24 @@ def test_first_person_only_for_the_speakers_own_records():
     assert not first and text.startswith("Book the patient with email ") and pid not in text
 
 
+def test_codes_a_person_holds_are_not_internal_ids():
+    """An order number, a booking reference, an issue or job id is what a person quotes back (`persona.held_code`): a
+    request may name the record by it, and it is not counted as an internal id; a customer or product row id is."""
+    import numpy as np
+
+    theme = get_theme("retail")
+    fx = facts(theme, 0)
+    assert P.held_code("order_id") and P.held_code("finetune_job_id") and P.held_code("pull_request_id")
+    assert not P.held_code("customer_id") and not P.held_code("model_id") and not P.held_code("product_id")
+    order, product = fx.values("orders", "order_id")[0], fx.values("products", "product_id")[0]
+    assert P.internal_ids(theme, fx, f"Where is my order {order}?") == []
+    assert P.internal_ids(theme, fx, f"What does product {product} cost?") == [str(product)]
+    rng = np.random.default_rng(0)  # first draw 0.64: past ID_KEPT, so a row id drops the candidate
+    assert not P.keeps_ids(theme, f"Where is my order {order}?", [("order", "orders", "order_id", order)], rng)
+    assert P.keeps_ids(theme, f"What does product {product} cost?", [("product", "products", "product_id", product)],
+                       np.random.default_rng(0))
+
+
 def test_synthesized_requests_are_a_persons(sample):
     assert len(sample) >= 150 and {t.kind for t in sample} >= {"graph", "programmatic"}
     for task in sample:
