@@ -419,14 +419,17 @@ def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
     return _SEEN_ANSWERS.get(key, ())
 
 
-def thinned(theme: Theme, task: Task) -> bool:
-    """Tasks v3: whether synthesis passes over a question whose answer `seen_answers` gave n times: all but 1 task in n
-    (drawn from the task id, so deterministic in the seed). A selection rule of synthesis, not a flaw of the task: the
-    quality filter (`quality_problems`) does not apply it."""
+def thinned(theme: Theme, task: Task, seed: int) -> bool:
+    """Tasks v3: whether synthesis passes over a question, drawn for `seed`, whose answer `seen_answers` gave n times:
+    for all but 1 seed in n (drawn from the seed and the answer, so deterministic in the seed, and the same for every
+    candidate of that seed with that answer: a seed tries many plans, several of which may give it). A selection rule
+    of synthesis, not a flaw of the task: the quality filter (`quality_problems`) does not apply it."""
     if not P.enabled() or task.state_hash is not None or task.answer_type == "none":
         return False
-    times = _SEEN.get((theme, task.difficulty, task.db_seed), {}).get(_answer_key(task.answer), 0)
-    return times >= PRIOR_REPEATS and int(hashlib.sha1(task.id.encode()).hexdigest()[:8], 16) % times != 0
+    key = _answer_key(task.answer)
+    times = _SEEN.get((theme, task.difficulty, task.db_seed), {}).get(key, 0)
+    draw = int(hashlib.sha1(f"{theme.id}|{task.difficulty}|{task.db_seed}|{seed}|{key}".encode()).hexdigest()[:8], 16)
+    return times >= PRIOR_REPEATS and draw % times != 0
 
 
 def guess_mode(theme: Theme, level: int, db_seed: int = 0) -> str:

@@ -433,7 +433,7 @@ def synthesize_chain_task(theme: Theme, difficulty: int, seed: int = 0, db_seed:
             if task is None:
                 continue
             if check:
-                problems = quality(theme, task, run)
+                problems = quality(theme, task, run, seed)
                 if problems:
                     continue
             return task
