@@ -26,7 +26,12 @@ def _person_requests():
 
 
 @pytest.mark.parametrize(("theme_id", "level"), [("finance", 2), ("finance", 3), ("music", 3), ("cloud", 3), ("news", 4), ("social", 5)])
-def test_a_chain_reaches_its_level_by_dependent_lookups(theme_id, level):
+def test_a_chain_reaches_its_level_by_dependent_lookups(theme_id, level, monkeypatch):
+    import agentworld_gym.synthesis as S
+
+    # the chain's depth, whatever seen answers another test worked out (`synthesis.thinned` passes over most seeds of a
+    # theme whose chains give few answers, such as cloud level 3, and which seeds depends on what was sampled before)
+    monkeypatch.setattr(S, "_SEEN", {})
     theme = get_theme(theme_id)
     made = []
     for seed in range(3):

@@ -12,6 +12,7 @@ its instruction is a goal (`audit.wording_problems`: no narrated steps, no decoy
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from collections import Counter
 from functools import lru_cache
@@ -294,6 +295,13 @@ def _answer_prior(theme: Theme, level: int, db_seed: int, person: bool) -> tuple
 def _repeated_answers(theme: Theme, level: int, db_seed: int, draws: list[tuple[int, str]], **kwargs) -> tuple:
     """The answers given at least PRIOR_REPEATS times by the questions (tasks that change nothing) synthesized at
     the (seed, kind) draws, most common first."""
+    counts, first = _answer_counts(theme, level, db_seed, draws, **kwargs)
+    return tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
+
+
+def _answer_counts(theme: Theme, level: int, db_seed: int, draws: list[tuple[int, str]], **kwargs) -> tuple[Counter, dict]:
+    """(times each answer key was given, the answer as first given) by the questions synthesized at the (seed, kind)
+    draws at `level` (with fallback=True, those made at another level or as the classic request are not counted)."""
     counts: Counter = Counter()
     first: dict[str, object] = {}
     for seed, kind in draws:
@@ -301,11 +309,11 @@ def _repeated_answers(theme: Theme, level: int, db_seed: int, draws: list[tuple[
             t = synthesize_task(theme, level, seed, kind, db_seed, **kwargs)
         except TaskError:
             continue
-        if t.state_hash is None and t.answer_type != "none":
+        if t.state_hash is None and t.answer_type != "none" and t.difficulty == level and "requests" not in t.features:
             key = _answer_key(t.answer)
             counts[key] += 1
             first.setdefault(key, t.answer)
-    return tuple(first[k] for k, n in counts.most_common() if n >= PRIOR_REPEATS)
+    return counts, first
 
 
 def guessable(theme: Theme, task: Task) -> bool:
@@ -367,48 +375,67 @@ _N_CONSTANT = len([a for a in DO_NOTHING if a is not None]) + len(CONSTANT_ANSWE
 
 def guesses(theme: Theme, level: int, db_seed: int = 0) -> tuple:
     """`cheap_answers` without the instruction's first value: do-nothing answers, the constants, then
-    the theme and level's frequent answers (cached with the answer prior; tasks v3: and `seen_answers`)."""
+    the theme and level's frequent answers (cached with the answer prior)."""
     return _guesses(theme, level, db_seed, guess_mode(theme, level, db_seed))
 
 
 @lru_cache(maxsize=8192)
 def _guesses(theme: Theme, level: int, db_seed: int, mode: str) -> tuple:  # `mode`: one cache per `guess_mode`
-    seen = _SEEN[theme, level, db_seed][1] if mode.startswith("person+seen") else ()
-    return (*(a for a in DO_NOTHING if a is not None), *CONSTANT_ANSWERS, *answer_prior(theme, level, db_seed), *seen)
+    return (*(a for a in DO_NOTHING if a is not None), *CONSTANT_ANSWERS, *answer_prior(theme, level, db_seed))
 
 
-SEEN_SAMPLE = 12  # tasks v3: checked tasks per (theme, level, world) and round a guesser is taken to have seen (`seen_answers`)
-SEEN_ROUNDS = 5  # rounds of that sample, each checked against the answers the rounds before found
-_SEEN: dict = {}  # (theme, level, db_seed) -> (round, seen answers so far); (-1, ()) while the first round is worked out
+SEEN_SAMPLE = 24  # tasks v3: checked tasks per (theme, level, world) and round a guesser is taken to have seen (`seen_answers`)
+SEEN_ROUNDS = 4  # at most this many rounds of that sample, each drawn with the thinning the rounds before found
+_SEEN: dict = {}  # (theme, level, db_seed) -> {answer key: times given in the rounds so far}; {} while the first is drawn
+_SEEN_ANSWERS: dict = {}  # (theme, level, db_seed) -> `seen_answers`, as given
 
 
 def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
-    """Tasks v3: the answers at least PRIOR_REPEATS times among SEEN_SAMPLE checked tasks of the theme and level (fixed
-    seeds, mixed kinds, made at that level), worked out once per world. Plans built to miss the answer prior's guesses
-    gather on the few records and filters left (the same count of the one user with many invitations, seed after
-    seed): a guesser who has seen training tasks answers with those, so they are guesses too. The sample's own tasks
-    are checked against the answer prior and the answers earlier rounds found (rejecting those moves the plans onto
-    the next few records: SEEN_ROUNDS rounds), so the result does not depend on what was asked before."""
+    """Tasks v3: the answers at least PRIOR_REPEATS times among the checked tasks of the theme and level that rounds of
+    SEEN_SAMPLE draws give (fixed seeds, mixed kinds, drawn as env.reset draws them and made at that level), most common
+    first, worked out once per world. Plans built to miss the answer prior's guesses gather on the few records and
+    filters left (the same count of the one user with many invitations, seed after seed), and a guesser who has seen
+    training tasks answers with those (the mode guess of bench_null_baselines.py). Rejecting them outright moved the
+    seeds onto the next few records, which then repeated as much; `thinned` instead keeps a task whose answer was
+    given n times for 1 seed in n. Passing over some tasks brings others forward, so each round is drawn with the
+    thinning of the rounds before, until a round repeats no answer (at most SEEN_ROUNDS). The rounds' seeds are
+    fixed, so the result does not depend on what was asked before."""
     key = (theme, level, db_seed)
     if key not in _SEEN:
-        _SEEN[key] = (-1, ())
-        found: tuple = ()
+        _SEEN[key] = {}
+        total: Counter = Counter()
+        given: dict = {}
         for r in range(SEEN_ROUNDS):
-            new = _repeated_answers(theme, level, db_seed, [(2**28 + SEEN_SAMPLE * r + s, "mixed") for s in range(SEEN_SAMPLE)])
-            found += new
-            _SEEN[key] = (r, found)
-            if not new:
+            # fallback as env.reset asks (level 1's last kind gets more tries and reaches records a draw without it
+            # misses); a task that fell back to another level or to the classic request is not counted
+            draws = [(2**28 + SEEN_SAMPLE * r + s, "mixed") for s in range(SEEN_SAMPLE)]
+            counts, first = _answer_counts(theme, level, db_seed, draws, fallback=True)
+            total += counts
+            given = {**first, **given}
+            _SEEN[key] = {k: n for k, n in total.most_common() if n >= PRIOR_REPEATS}
+            if not any(n >= PRIOR_REPEATS for n in counts.values()):
                 break
-    return _SEEN[key][1]
+        _SEEN_ANSWERS[key] = tuple(given[k] for k in _SEEN[key])
+    return _SEEN_ANSWERS.get(key, ())
+
+
+def thinned(theme: Theme, task: Task, seed: int) -> bool:
+    """Tasks v3: whether synthesis passes over a question, drawn for `seed`, whose answer `seen_answers` gave n times:
+    for all but 1 seed in n (drawn from the seed and the answer, so deterministic in the seed, and the same for every
+    candidate of that seed with that answer: a seed tries many plans, several of which may give it). A selection rule
+    of synthesis, not a flaw of the task: the quality filter (`quality_problems`) does not apply it."""
+    if not P.enabled() or task.state_hash is not None or task.answer_type == "none":
+        return False
+    key = _answer_key(task.answer)
+    times = _SEEN.get((theme, task.difficulty, task.db_seed), {}).get(key, 0)
+    draw = int(hashlib.sha1(f"{theme.id}|{task.difficulty}|{task.db_seed}|{seed}|{key}".encode()).hexdigest()[:8], 16)
+    return times >= PRIOR_REPEATS and draw % times != 0
 
 
 def guess_mode(theme: Theme, level: int, db_seed: int = 0) -> str:
-    """Which guesses a task is checked against, for the caches that remember the verdicts: "classic", "person" (the
-    answer prior), "person+seen<round>" (and the `seen_answers` found up to that round)."""
-    if not P.enabled():
-        return "classic"
-    r = _SEEN.get((theme, level, db_seed), (-1, ()))[0]
-    return f"person+seen{r}" if r >= 0 else "person"
+    """Which guesses a task is checked against, for the caches that remember the verdicts: "classic" or "person"
+    (the answer prior of that mode)."""
+    return "person" if P.enabled() else "classic"
 
 
 def _wrong(task: Task):
@@ -422,5 +449,5 @@ def _wrong(task: Task):
 
 
 __all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "guess_mode", "has_rules", "instruction_values", "person_requests",
-           "quality_problems", "seen_answers",
+           "quality_problems", "seen_answers", "thinned",
            "start_tools", "start_weights", "synthesize_task", "task_key", "writes_from_instruction"]

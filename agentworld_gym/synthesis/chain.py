@@ -282,10 +282,11 @@ def _start(theme: Theme, fx: Facts, run, rng) -> tuple[_Chain, str, Any, dict, s
         ch = _Chain(run, [dict(c) for c in res.calls], outputs, phrase, mine)
         return ch, key, value, record, res.identity, [list(u) for u in res.unique]
     getter = _getters(theme).get(key)
-    if not getter or P._finders(theme):
-        # a record no tool finds by what a person knows keeps its id (a code the person was given) only in a theme
-        # where no record can be found that way: a chain is searched many times per task, so a per-try share
-        # (`persona.ID_KEPT`) would let most themes' tasks through with an id
+    if not getter or P._finders(theme) and not P.held_code(key):
+        # a record no tool finds by what a person knows keeps its id only where the id is a code the person was
+        # given (`persona.held_code`: an order number, an issue number) or in a theme where no record can be found
+        # that way: a chain is searched many times per task, so a per-try share (`persona.ID_KEPT`) would let most
+        # themes' tasks through with an id
         return None
     name, param = getter[0]
     out = run.call(name, {param: value})
@@ -432,7 +433,7 @@ def synthesize_chain_task(theme: Theme, difficulty: int, seed: int = 0, db_seed:
             if task is None:
                 continue
             if check:
-                problems = quality(theme, task, run)
+                problems = quality(theme, task, run, seed)
                 if problems:
                     continue
             return task

@@ -549,7 +549,7 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
             if task is None:
                 continue
             if check:
-                problems = quality(theme, task, walk.run)
+                problems = quality(theme, task, walk.run, seed)
                 if problems:
                     continue
             return task
@@ -560,14 +560,17 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
                     "Try a lower difficulty, kind='programmatic', or pass fallback=True to synthesize_task.")
 
 
-def quality(theme: Theme, task: Task, run: Run) -> list[str]:
+def quality(theme: Theme, task: Task, run: Run, seed: int | None = None) -> list[str]:
     """`quality_problems` of a candidate task made on `run`, whose cheap rules are checked first: a rule
-    the task breaks whatever its replay shows rejects it before the replay (the same tasks are kept)."""
-    from . import guessable, quality_problems
+    the task breaks whatever its replay shows rejects it before the replay (the same tasks are kept).
+    `seed`: the synthesis seed the candidate was drawn for (tasks v3: `synthesis.thinned`)."""
+    from . import guessable, quality_problems, thinned
     from .audit import wording_problems
 
     if guessable(theme, task):
         return ["a cheap strategy's answer passes"]
+    if seed is not None and thinned(theme, task, seed):
+        return ["its answer is one seen tasks give often (passed over for this seed)"]
     wording = wording_problems(theme, task)
     if wording:
         return [f"the instruction breaks the wording rule {rule!r}" for rule in wording]

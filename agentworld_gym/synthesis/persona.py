@@ -327,14 +327,25 @@ def rephrase(text: str, res: Resolution, noun: str, speaker: bool = True) -> tup
 
 ID_KEPT = 0.1  # the share of candidates whose request would still name a row id that synthesis keeps (see `keeps_ids`)
 
+# records whose id is a code the service gives the person and people quote back (an order number, a booking
+# reference, an issue or bug number, a job or CI run id): naming one by its id is what a person does
+HELD_CODES = ("order", "booking", "reservation", "ticket", "invoice", "receipt", "shipment", "return", "claim", "incident",
+              "issue", "pull request", "bug", "job", "run", "test case", "prescription")
+
+
+def held_code(key: str) -> bool:
+    """Whether the id of entity `key` ('order_id', 'finetune_job_id') is such a code (`HELD_CODES`), not an internal row id."""
+    noun = noun_of(key)
+    return any(noun == c or noun.endswith(" " + c) for c in HELD_CODES)
+
 
 def keeps_ids(theme: Theme, text: str, given: list[tuple], rng) -> bool:
     """Whether a candidate is dropped because its request still names a row id (`given`'s key values a
-    person was not given): kept with probability ID_KEPT, so tasks whose records people can name win,
-    while a theme with no tool that finds records by what people know keeps all of its tasks."""
+    person was not given; a `held_code` is one they were given): kept with probability ID_KEPT, so tasks whose
+    records people can name win, while a theme with no tool that finds records by what people know keeps all of its tasks."""
     if not _finders(theme):
         return False
-    ids = [v for _n, table, column, v in given if column == theme.spec.table(table).pk and W.show(v) in text]
+    ids = [v for _n, table, column, v in given if column == theme.spec.table(table).pk and not held_code(column) and W.show(v) in text]
     return bool(ids) and rng.random() >= ID_KEPT
 
 
@@ -431,10 +442,10 @@ def first_person_with_reason(text: str) -> bool:
 
 def internal_ids(theme: Theme, fx: Facts, text: str) -> list[str]:
     """Row ids the request names: values of a table's key column (a code a person was given, such as a
-    series code or a CVE, is another column and does not count)."""
+    series code or a CVE, is another column, and the ids that are such codes, `held_code`, do not count)."""
     ids = fx.derived.get("row ids")
     if ids is None:
-        ids = fx.derived["row ids"] = frozenset(W.show(v) for t in theme.spec.tables for v in fx.values(t.name, t.pk))
+        ids = fx.derived["row ids"] = frozenset(W.show(v) for t in theme.spec.tables if not held_code(t.pk) for v in fx.values(t.name, t.pk))
     return sorted({w for w in re.findall(r"[\w@.+-]+", text) if w.rstrip(".") in ids for w in [w.rstrip(".")]})
 
 
@@ -447,5 +458,5 @@ def identifier_names(theme: Theme, text: str) -> list[str]:
     return sorted(out)
 
 
-__all__ = ["Resolution", "first_person_with_reason", "frame", "gold_reads", "identifier_names", "internal_ids", "named_pool", "named_values", "personalize", "program_lines",
+__all__ = ["HELD_CODES", "Resolution", "first_person_with_reason", "frame", "gold_reads", "held_code", "identifier_names", "internal_ids", "named_pool", "named_values", "personalize", "program_lines",
            "reason", "rephrase", "resolve"]

@@ -205,7 +205,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
             if task is None:
                 continue
             if check:
-                problems = quality(theme, task, run)
+                problems = quality(theme, task, run, seed)
                 if problems:
                     continue
             return task
