@@ -140,6 +140,37 @@ def _condition_candidates(records: list[dict], skip: set) -> list[tuple]:
     return out
 
 
+PAGE_MEMO_SIZE = 20_000  # pages whose conditions / numeric fields a world remembers (cleared when full)
+
+
+def _of_page(fx: Facts, what: str, records: list[dict], skip: frozenset, make) -> Any:
+    """`make()` for a listed page, remembered per world: plans list the same pages again and again, and a call answered
+    from the read memo gives the very same list object (`Run.call`), never changed, so the page is known by its
+    identity (the entry holds it, so the id is not reused while remembered)."""
+    cache = fx.derived.setdefault("page memo", {})
+    key = (what, id(records), skip)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is records:
+        return hit[1]
+    if len(cache) >= PAGE_MEMO_SIZE:
+        cache.clear()
+    value = make()
+    cache[key] = (records, value)
+    return value
+
+
+def _page_conditions(fx: Facts, records: list[dict], skip: frozenset) -> list[tuple[tuple, list[dict]]]:
+    """[(condition, the records it keeps)] of `_condition_candidates` for a listed page (`_of_page`)."""
+    def make():
+        out = []
+        for c in _condition_candidates(records, skip):
+            f, op, v = c
+            test = _OPS[op]
+            out.append((c, [r for r in records if test(r[f], v)]))
+        return out
+    return _of_page(fx, "conditions", records, skip, make)
+
+
 def _early(op: str, records: list[dict], target: str | None, idf: str) -> Any:
     """The answer of a count, sum, argmax or argmin over `records` (a person's argmax names the winner by `_label`)."""
     if op == "count":
@@ -320,7 +351,11 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         plan.lines[-1] = "    records = items"
     # 4. what to do with them: a conditional write or an aggregation
     writers = [] if answers_only else roles["writers"].get(ekey, [])
-    numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
+    if records is items:  # a listed page (from the read memo): its fields are worked out once per world (`_of_page`)
+        numeric = _of_page(fx, "numeric", records, frozenset({idf} | listed), lambda: _numeric_fields(records, {idf} | listed)) or \
+            _of_page(fx, "numeric", records, frozenset({idf}), lambda: _numeric_fields(records, {idf}))
+    else:
+        numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
     # only aggregations the records allow (sum, argmax, argmin and top need a numeric field; a count, enough items)
     # tasks v3: a sum, argmax / argmin or top compares at least MIN_CANDIDATES records, after a filter (which leaves
     # some out) where the level asks for one; a filtered count keeps more than a few of them
@@ -357,15 +392,20 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             theme, difficulty, db_seed, _early(op, records, target, idf), "number" if op in ("count", "sum") else "text"):
         n_conds = 1  # tasks v3: the whole list's answer is one a guesser gives; a filter makes another (built, not dropped)
     if n_conds:
-        cands = _condition_candidates(records, {idf, target})
+        if records is items:  # each condition with the records it keeps, worked out once per page (`_page_conditions`)
+            kept = _page_conditions(fx, records, frozenset({idf, target}))
+        else:
+            kept = [(c, None) for c in _condition_candidates(records, {idf, target})]
+        cands = [c for c, _ in kept]
         fields = sorted({c[0] for c in cands})
         n_conds = min(n_conds, len(fields))  # "up to" the level's conditions: fewer when the records lack fields
         if not n_conds:
             return None
-        def fits(chosen: list[tuple]) -> list[dict] | None:
-            """The records `chosen` keeps, if they make a task: some but not all, enough to count, each
-            lookup needed, at least one the write accepts."""
-            matched = [r for r in records if all(_holds(r, c) for c in chosen)]
+        def fits(chosen: list[tuple], matched: list[dict] | None = None) -> list[dict] | None:
+            """The records `chosen` keeps (`matched`, if known), if they make a task: some but not all, enough to
+            count, each lookup needed, at least one the write accepts."""
+            if matched is None:
+                matched = [r for r in records if all(_holds(r, c) for c in chosen)]
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
             enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
             if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
@@ -382,7 +422,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if op == "count" and few_items(len(records) - 1):
             return None  # no filter can keep more than a few items and leave some out
         if n_conds == 1:  # one condition: pick among those that fit (no draw is wasted)
-            fitting = [(c, m) for c in cands if (m := fits([c])) is not None]
+            fitting = [(c, m) for c, keeps in kept if (m := fits([c], keeps)) is not None]
             if not fitting:
                 return None
             chosen, matched = fitting[int(rng.integers(len(fitting)))]
