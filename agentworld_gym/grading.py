@@ -457,14 +457,14 @@ def _text_match(expected: Any, got: str, context: str) -> bool:
     if _text(got) == gold:
         return True
     raw = got.replace("\u00a0", " ")
+    text = re.sub(r"[ \t]+", " ", _plain(raw))
+    folded = text.lower()
+    spans = [(m.start(), m.end()) for m in re.finditer(r"(?<!\w)" + re.escape(gold) + r"(?!\w)", folded)] if gold in folded else []
+    if not spans:
+        return False
     # quoted or emphasised values are the candidates when there are any (a "Title:" label is not one)
     marked = [next(g for g in m.groups() if g is not None) for rx in (_EMPHASIS, _QUOTED) for m in rx.finditer(raw)]
     marked = {_text(x) for x in marked if _text(x) and not x.strip().endswith(":")}
-    text = re.sub(r"[ \t]+", " ", _plain(raw))
-    folded = text.lower()
-    spans = [(m.start(), m.end()) for m in re.finditer(r"(?<!\w)" + re.escape(gold) + r"(?!\w)", folded)]
-    if not spans:
-        return False
     if _hedged(_outside(folded, spans), context, spans):
         return False
     if gold in marked:

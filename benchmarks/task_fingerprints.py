@@ -27,11 +27,12 @@ def _sha(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=repr, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def fingerprints(themes: list[str], kinds: list[str], seeds: int) -> dict[str, list[str]]:
+def fingerprints(themes: list[str], kinds: list[str], seeds: int, levels=LEVELS) -> dict[str, list[str]]:
+    """{"theme kind level seed": [task fingerprint, features fingerprint]} ("error" and the message's for a TaskError)."""
     out = {}
     for t in themes:
         for kind in kinds:
-            for level in LEVELS:
+            for level in levels:
                 for seed in range(seeds):
                     try:
                         task = synthesize_task(get_theme(t), level, seed, kind, check=True, fallback=True)

@@ -159,16 +159,19 @@ def _of_page(fx: Facts, what: str, records: list[dict], skip: frozenset, make) -
     return value
 
 
+def _kept(records: list[dict], skip: frozenset) -> list[tuple[tuple, list[dict]]]:
+    """[(condition, the records it keeps)] for each of `_condition_candidates`."""
+    out = []
+    for c in _condition_candidates(records, skip):
+        f, op, v = c
+        test = _OPS[op]
+        out.append((c, [r for r in records if test(r[f], v)]))
+    return out
+
+
 def _page_conditions(fx: Facts, records: list[dict], skip: frozenset) -> list[tuple[tuple, list[dict]]]:
-    """[(condition, the records it keeps)] of `_condition_candidates` for a listed page (`_of_page`)."""
-    def make():
-        out = []
-        for c in _condition_candidates(records, skip):
-            f, op, v = c
-            test = _OPS[op]
-            out.append((c, [r for r in records if test(r[f], v)]))
-        return out
-    return _of_page(fx, "conditions", records, skip, make)
+    """`_kept` of a listed page, remembered per world (`_of_page`)."""
+    return _of_page(fx, "conditions", records, skip, lambda: _kept(records, skip))
 
 
 def _early(op: str, records: list[dict], target: str | None, idf: str) -> Any:
@@ -392,11 +395,10 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             theme, difficulty, db_seed, _early(op, records, target, idf), "number" if op in ("count", "sum") else "text"):
         n_conds = 1  # tasks v3: the whole list's answer is one a guesser gives; a filter makes another (built, not dropped)
     if n_conds:
-        if records is items:  # each condition with the records it keeps, worked out once per page (`_page_conditions`)
-            kept = _page_conditions(fx, records, frozenset({idf, target}))
-        else:
-            kept = [(c, None) for c in _condition_candidates(records, {idf, target})]
+        # each condition with the records it keeps (worked out once per listed page, `_page_conditions`)
+        kept = _page_conditions(fx, records, frozenset({idf, target})) if records is items else _kept(records, frozenset({idf, target}))
         cands = [c for c, _ in kept]
+        keeps, kept_ids = dict(kept), {}
         fields = sorted({c[0] for c in cands})
         n_conds = min(n_conds, len(fields))  # "up to" the level's conditions: fewer when the records lack fields
         if not n_conds:
@@ -404,9 +406,14 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         def fits(chosen: list[tuple], matched: list[dict] | None = None) -> list[dict] | None:
             """The records `chosen` keeps (`matched`, if known), if they make a task: some but not all, enough to
             count, each lookup needed, at least one the write accepts."""
-            if matched is None:
-                matched = [r for r in records if all(_holds(r, c) for c in chosen)]
+            if matched is None:  # the records each condition keeps, in order (by identity: the same record objects)
+                for c in chosen[1:]:
+                    if c not in kept_ids:
+                        kept_ids[c] = {id(r) for r in keeps[c]}
+                matched = [r for r in keeps[chosen[0]] if all(id(r) in kept_ids[c] for c in chosen[1:])]
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
+            if not (0 < len(matched) < len(records) and needs_lookups):
+                return None  # (checked first: the checks below read the grader)
             enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
             if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
                 early = _early(op, matched, target, idf)
@@ -415,14 +422,14 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             elif enough and person and op in ("argmax", "argmin"):  # no tie for the first place, named by what no guesser says
                 vals = sorted((r[target] for r in matched), reverse=op == "argmax")
                 enough = (len(vals) < 2 or vals[0] != vals[1]) and not (check and _guessed(theme, difficulty, db_seed, _early(op, matched, target, idf), "text"))
-            if 0 < len(matched) < len(records) and needs_lookups and enough and (writable is None or any(r[idf] in writable for r in matched)):
+            if enough and (writable is None or any(r[idf] in writable for r in matched)):
                 return matched
             return None
 
         if op == "count" and few_items(len(records) - 1):
             return None  # no filter can keep more than a few items and leave some out
         if n_conds == 1:  # one condition: pick among those that fit (no draw is wasted)
-            fitting = [(c, m) for c, keeps in kept if (m := fits([c], keeps)) is not None]
+            fitting = [(c, m) for c, kept_by in kept if (m := fits([c], kept_by)) is not None]
             if not fitting:
                 return None
             chosen, matched = fitting[int(rng.integers(len(fitting)))]
