@@ -61,10 +61,16 @@ def answer_type_of(value: Any, declared: str | None = None) -> str:
     if isinstance(value, (list, tuple)):
         return "set" if declared is None else "text"
     if isinstance(value, str):
-        if _ISO_DATE.fullmatch(value.strip()):
-            return "date"
-        if _ID.fullmatch(value.strip()):
-            return "id"
+        return _text_type(value) if len(value) <= _SHORT else _text_type.__wrapped__(value)
+    return "text"
+
+
+@lru_cache(maxsize=16384)
+def _text_type(value: str) -> str:  # `answer_type_of` a string (remembered for short ones: list items are typed per reply)
+    if _ISO_DATE.fullmatch(value.strip()):
+        return "date"
+    if _ID.fullmatch(value.strip()):
+        return "id"
     return "text"
 
 
