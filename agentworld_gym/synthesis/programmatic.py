@@ -140,22 +140,22 @@ def _condition_candidates(records: list[dict], skip: set) -> list[tuple]:
     return out
 
 
-PAGE_MEMO_SIZE = 20_000  # pages whose conditions / numeric fields a world remembers (cleared when full)
+PAGE_MEMO_SIZE = 20_000  # record lists whose conditions / numeric fields a world remembers (cleared when full)
 
 
-def _of_page(fx: Facts, what: str, records: list[dict], skip: frozenset, make) -> Any:
-    """`make()` for a listed page, remembered per world: plans list the same pages again and again, and a call answered
-    from the read memo gives the very same list object (`Run.call`), never changed, so the page is known by its
-    identity (the entry holds it, so the id is not reused while remembered)."""
-    cache = fx.derived.setdefault("page memo", {})
-    key = (what, id(records), skip)
+def _of_records(fx: Facts, what: str, records: list[dict], skip: frozenset, make) -> Any:
+    """`make()` for a list of records, remembered per world: plans range over the same pages and looked-up records
+    again and again, and a call answered from the read memo gives the very same objects (`Run.call`), never changed,
+    so the list is known by its records' identities (the entry holds them, so no id is reused while remembered)."""
+    cache = fx.derived.setdefault("records memo", {})
+    key = (what, tuple(map(id, records)), skip)
     hit = cache.get(key)
-    if hit is not None and hit[0] is records:
+    if hit is not None and all(a is b for a, b in zip(hit[0], records, strict=True)):
         return hit[1]
     if len(cache) >= PAGE_MEMO_SIZE:
         cache.clear()
     value = make()
-    cache[key] = (records, value)
+    cache[key] = (tuple(records), value)
     return value
 
 
@@ -169,9 +169,14 @@ def _kept(records: list[dict], skip: frozenset) -> list[tuple[tuple, list[dict]]
     return out
 
 
-def _page_conditions(fx: Facts, records: list[dict], skip: frozenset) -> list[tuple[tuple, list[dict]]]:
-    """`_kept` of a listed page, remembered per world (`_of_page`)."""
-    return _of_page(fx, "conditions", records, skip, lambda: _kept(records, skip))
+def _conditions(fx: Facts, records: list[dict], skip: frozenset) -> list[tuple[tuple, list[dict]]]:
+    """`_kept`, remembered per world (`_of_records`)."""
+    return _of_records(fx, "conditions", records, skip, lambda: _kept(records, skip))
+
+
+def _numeric(fx: Facts, records: list[dict], skip: frozenset) -> list[str]:
+    """`_numeric_fields`, remembered per world (`_of_records`)."""
+    return _of_records(fx, "numeric", records, skip, lambda: _numeric_fields(records, skip))
 
 
 def _early(op: str, records: list[dict], target: str | None, idf: str) -> Any:
@@ -346,7 +351,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         plan.lines.append("    records = items")
     if any(idf not in r or r[idf] != i for r, i in zip(records, ids, strict=True)):
         return None
-    if listed and not _numeric_fields(records, {idf} | listed) and not _condition_candidates(records, {idf} | listed):
+    if listed and not _numeric(fx, records, frozenset({idf} | listed)) and not _conditions(fx, records, frozenset({idf} | listed)):
         if not person:
             return None  # the lookups add nothing an answer could use
         # tasks v3: the plan goes on over the list alone
@@ -354,11 +359,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         plan.lines[-1] = "    records = items"
     # 4. what to do with them: a conditional write or an aggregation
     writers = [] if answers_only else roles["writers"].get(ekey, [])
-    if records is items:  # a listed page (from the read memo): its fields are worked out once per world (`_of_page`)
-        numeric = _of_page(fx, "numeric", records, frozenset({idf} | listed), lambda: _numeric_fields(records, {idf} | listed)) or \
-            _of_page(fx, "numeric", records, frozenset({idf}), lambda: _numeric_fields(records, {idf}))
-    else:
-        numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
+    numeric = _numeric(fx, records, frozenset({idf} | listed)) or _numeric(fx, records, frozenset({idf}))  # a field only the lookups give, if any
     # only aggregations the records allow (sum, argmax, argmin and top need a numeric field; a count, enough items)
     # tasks v3: a sum, argmax / argmin or top compares at least MIN_CANDIDATES records, after a filter (which leaves
     # some out) where the level asks for one; a filtered count keeps more than a few of them
@@ -395,8 +396,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             theme, difficulty, db_seed, _early(op, records, target, idf), "number" if op in ("count", "sum") else "text"):
         n_conds = 1  # tasks v3: the whole list's answer is one a guesser gives; a filter makes another (built, not dropped)
     if n_conds:
-        # each condition with the records it keeps (worked out once per listed page, `_page_conditions`)
-        kept = _page_conditions(fx, records, frozenset({idf, target})) if records is items else _kept(records, frozenset({idf, target}))
+        kept = _conditions(fx, records, frozenset({idf, target}))  # each condition with the records it keeps
         cands = [c for c, _ in kept]
         keeps, kept_ids = dict(kept), {}
         fields = sorted({c[0] for c in cands})
