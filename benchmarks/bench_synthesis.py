@@ -12,6 +12,9 @@ lower level is printed. Per level: mean gold calls, distinct tools, share of wri
 records in the world for the values stated (the distractors), and the success of a
 random-candidate baseline (uniform over grounded candidate calls and submits of observed values,
 `agentworld_gym.wrappers.candidate_actions`). Reset: `env.reset` with a known task.
+One-time work per world is timed apart: the world build, the answer priors (with person requests: the seen answers,
+and the classic prior a theme falls back to); the viability probes (`graph.viable`) run inside the rows, and their CPU
+time is also reported apart ('after probes').
 Budgets (ARCHITECTURE.md): >= 200 verified tasks/s per core on flagship themes; reset <= 1 ms.
 """
 
