@@ -39,6 +39,7 @@ ANSWER_TYPES = ("number", "percent", "date", "id", "text", "set", "bool", "facts
 # An answer this long (characters, or items of a list) matches no task's answer; refusing it up front keeps
 # verification of a pathological 100,000-character answer cheap.
 MAX_ANSWER_SIZE = 10_000
+_SHORT = 200  # replies up to this long are remembered (`_number_reading`, `_text`): short answers repeat, long ones rarely
 
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
 _ID = re.compile(r"[A-Za-z]{1,8}[-_]?\d{2,}")
@@ -60,10 +61,16 @@ def answer_type_of(value: Any, declared: str | None = None) -> str:
     if isinstance(value, (list, tuple)):
         return "set" if declared is None else "text"
     if isinstance(value, str):
-        if _ISO_DATE.fullmatch(value.strip()):
-            return "date"
-        if _ID.fullmatch(value.strip()):
-            return "id"
+        return _text_type(value) if len(value) <= _SHORT else _text_type.__wrapped__(value)
+    return "text"
+
+
+@lru_cache(maxsize=16384)
+def _text_type(value: str) -> str:  # `answer_type_of` a string (remembered for short ones: list items are typed per reply)
+    if _ISO_DATE.fullmatch(value.strip()):
+        return "date"
+    if _ID.fullmatch(value.strip()):
+        return "id"
     return "text"
 
 
@@ -92,7 +99,13 @@ def _plain(text: str) -> str:
 def _text(x: Any) -> str:
     """Case, spacing, surrounding quotes and closing punctuation do not count (lower(), not casefold():
     positions in the lowered text are positions in the original)."""
-    s = " ".join(str(x).lower().split())
+    s = x if type(x) is str else str(x)
+    return _normal_text(s) if len(s) <= _SHORT else _normal_text.__wrapped__(s)
+
+
+@lru_cache(maxsize=16384)
+def _normal_text(x: str) -> str:  # `_text` of a string (remembered for short ones: answers and guesses repeat)
+    s = " ".join(x.lower().split())
     return s.strip().strip(_QUOTES).strip().rstrip(".!").strip().strip(_QUOTES).strip()
 
 
@@ -351,14 +364,25 @@ def _number_match(expected: Any, got: str, context: str, tolerance: float, perce
     gold = _as_number(expected)
     if gold is None:
         return False
+    values = (_number_reading if len(got) <= _SHORT else _number_reading.__wrapped__)(got, context, percent)
+    # `_one_value` with every candidate close to the gold as one value: right when all of them are
+    return values is not None and all(math.isclose(v, gold, rel_tol=1e-9, abs_tol=tolerance) for v in values)
+
+
+@lru_cache(maxsize=16384)
+def _number_reading(got: str, context: str, percent: bool) -> tuple[float, ...] | None:
+    """The numbers a reply gives as its one value (`_one_value` less the comparison with the gold, which is all that
+    depends on it): its candidates not restating the request, when there are some, none a percentage (for a plain
+    number), unhedged and followed only by units and the question's words; else None. Remembered: the same replies
+    (a theme's frequent answers, which synthesis checks every candidate task against) are read again and again."""
     text = _plain(got)
-    cands = _number_candidates(text)
-    close = [c for c in cands if math.isclose(c[0], gold, rel_tol=1e-9, abs_tol=tolerance)]
-    cands = [c for c in cands if not _restated(text, c, context)]
-    if not percent and any(c[3] for c in cands):  # a plain number: a percentage is another kind of value
-        return False
-    keyed = [(0 if c in close else i + 1, c[1], c[2]) for i, c in enumerate(cands)]  # every close candidate is one value
-    return _one_value(text, keyed, 0, context)
+    cands = [c for c in _number_candidates(text) if not _restated(text, c, context)]
+    if not cands or (not percent and any(c[3] for c in cands)):  # a plain number: a percentage is another kind of value
+        return None
+    spans = [(c[1], c[2]) for c in cands]
+    if _hedged(_outside(text, spans), context, spans) or _runs_on(text[max(c[2] for c in cands):], context):
+        return None
+    return tuple(c[0] for c in cands)
 
 
 def _restated(text: str, cand: tuple, context: str) -> bool:
@@ -439,14 +463,14 @@ def _text_match(expected: Any, got: str, context: str) -> bool:
     if _text(got) == gold:
         return True
     raw = got.replace("\u00a0", " ")
+    text = re.sub(r"[ \t]+", " ", _plain(raw))
+    folded = text.lower()
+    spans = [(m.start(), m.end()) for m in re.finditer(r"(?<!\w)" + re.escape(gold) + r"(?!\w)", folded)] if gold in folded else []
+    if not spans:
+        return False
     # quoted or emphasised values are the candidates when there are any (a "Title:" label is not one)
     marked = [next(g for g in m.groups() if g is not None) for rx in (_EMPHASIS, _QUOTED) for m in rx.finditer(raw)]
     marked = {_text(x) for x in marked if _text(x) and not x.strip().endswith(":")}
-    text = re.sub(r"[ \t]+", " ", _plain(raw))
-    folded = text.lower()
-    spans = [(m.start(), m.end()) for m in re.finditer(r"(?<!\w)" + re.escape(gold) + r"(?!\w)", folded)]
-    if not spans:
-        return False
     if _hedged(_outside(folded, spans), context, spans):
         return False
     if gold in marked:
@@ -481,8 +505,14 @@ def _set_match(expected: Any, got: Any, context: str, tolerance: float) -> bool:
             return False
         return _same_items(gold, [str(g) for g in got], item_type, tolerance)
     text = _plain(str(got))
-    if _hedged(re.sub(r"(?<!\w)(?:" + "|".join(re.escape(_text(g)) for g in gold) + r")(?!\w)", " ", text.lower()), context):
-        return False
+    # the items first: most replies (a theme's frequent answers, checked against every candidate task) miss them,
+    # and building the hedge test's pattern of the gold items costs more than finding them
+    return _items_found(gold, item_type, text, context) and not _hedged(
+        re.sub(r"(?<!\w)(?:" + "|".join(re.escape(_text(g)) for g in gold) + r")(?!\w)", " ", text.lower()), context)
+
+
+def _items_found(gold: list, item_type: str, text: str, context: str) -> bool:
+    """Whether `text` gives exactly the gold items (of `item_type`) of a list answer, hedges aside (`_set_match`)."""
     if item_type == "id":
         keys = {_id_key(str(g)) for g in gold}
         found = {k for k, *_ in _exclude_context(_id_candidates(text), keys, _context_ids(context), text, context)}

@@ -12,6 +12,9 @@ lower level is printed. Per level: mean gold calls, distinct tools, share of wri
 records in the world for the values stated (the distractors), and the success of a
 random-candidate baseline (uniform over grounded candidate calls and submits of observed values,
 `agentworld_gym.wrappers.candidate_actions`). Reset: `env.reset` with a known task.
+One-time work per world is timed apart: the world build, the answer priors (with person requests: the seen answers,
+and the classic prior a theme falls back to); the viability probes (`graph.viable`) run inside the rows, and their CPU
+time is also reported apart ('after probes').
 Budgets (ARCHITECTURE.md): >= 200 verified tasks/s per core on flagship themes; reset <= 1 ms.
 """
 
@@ -34,6 +37,7 @@ from agentworld_gym.errors import TaskError
 from agentworld_gym.synthesis import LEVELS, answer_prior, seen_answers, synthesize_task
 from agentworld_gym.synthesis.facts import facts
 from agentworld_gym.synthesis.persona import enabled as person_enabled
+from agentworld_gym.synthesis.persona import person_requests
 
 
 @dataclass
@@ -53,6 +57,8 @@ class Args:
     prior_cpu: float = 0.0
     failed: dict = dataclasses.field(default_factory=dict)
     tool_calls: dict = dataclasses.field(default_factory=dict)
+    probe_cpu: dict = dataclasses.field(default_factory=dict)
+    """CPU seconds of each row spent in the viability probes (`graph.viable`: once per world, level and kind)"""
 
 
 class RandomCandidatePolicy:
@@ -78,13 +84,16 @@ def synthesize_all(args: Args, themes: list[str]) -> tuple[dict, dict]:
             answer_prior(get_theme(t), level)
             if person_enabled():
                 seen_answers(get_theme(t), level)
+                with person_requests(False):  # the prior of the classic requests a theme falls back to
+                    answer_prior(get_theme(t), level)
     args.prior_cpu = time.process_time() - start
     tasks, cpu = {}, {}
-    args.tool_calls = {}
+    args.tool_calls, args.probe_cpu = {}, {}
     for kind in args.kinds.split(","):
         for level in LEVELS:
             start = time.process_time()
             calls_before = sum(facts(get_theme(t), 0).tool_calls for t in themes)
+            probes_before = sum(facts(get_theme(t), 0).probe_cpu for t in themes)
             made = []
             for t in themes:
                 for s in range(args.per_level):
@@ -95,6 +104,7 @@ def synthesize_all(args: Args, themes: list[str]) -> tuple[dict, dict]:
             tasks[level, kind] = made
             cpu[level, kind] = time.process_time() - start
             args.tool_calls[f"{kind} {level}"] = sum(facts(get_theme(t), 0).tool_calls for t in themes) - calls_before
+            args.probe_cpu[f"{kind} {level}"] = sum(facts(get_theme(t), 0).probe_cpu for t in themes) - probes_before
     return tasks, cpu
 
 
@@ -153,7 +163,7 @@ def bench_synth_reset(args: Args, theme: str, level: int, n: int = 100) -> float
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(Args):
-        if f.name in ("failed", "tool_calls"):
+        if f.name in ("failed", "tool_calls", "probe_cpu"):
             continue
         p.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
     args = Args(**vars(p.parse_args()))
@@ -168,6 +178,7 @@ def main() -> None:
         f = [t.features for t in group]
         rows.append({
             "kind": kind, "level": level, "tasks_per_s": len(group) / cpu[level, kind],
+            "tasks_per_s_after_probes": len(group) / max(cpu[level, kind] - args.probe_cpu[f"{kind} {level}"], 1e-9),
             "calls": np.mean([x["calls"] for x in f]), "tools": np.mean([x["distinct_tools"] for x in f]),
             "writes": np.mean([bool(t.state_hash) for t in group]), "weak": np.mean([x["weak_share"] for x in f]),
             "branching": np.mean([x["branching"] for x in f]), "distractors": np.mean([x["distractors"] for x in f]),
@@ -182,6 +193,10 @@ def main() -> None:
         "",
         f"- verified tasks/s per core (CPU time, all levels and kinds): **{n / total_cpu:.0f}** (budget >= 200)",
         f"- slowest level: **{min(r['tasks_per_s'] for r in rows):.0f}** tasks/s/core (budget >= 200 at every level)",
+        f"- of that CPU time, {sum(args.probe_cpu.values()):.1f} s ({sum(args.probe_cpu.values()) / total_cpu:.0%}) went to the viability probes "
+        "(`graph.viable`: a few fixed seeds tried once per world, level, kind and attempt budget, so that a level a theme cannot "
+        f"make fails at once); without them: **{n / (total_cpu - sum(args.probe_cpu.values())):.0f}** tasks/s/core, slowest level "
+        f"**{min(r['tasks_per_s_after_probes'] for r in rows):.0f}** (column 'after probes': what a long run of resets pays per task)",
         f"- baseline, gold replay only: {n / base:.0f} tasks/s; synthesis costs {total_cpu / base:.1f}x a bare replay",
         f"- one-time costs, not in the figures above: world build + caches {args.world_cpu:.1f} s CPU; answer priors "
         f"(`answer_prior`{', and `seen_answers` with person requests' if person_enabled() else ''}, {len(themes)} themes x {len(LEVELS)} levels) {args.prior_cpu:.1f} s CPU, "
@@ -196,11 +211,11 @@ def main() -> None:
         f"kept; a bare replay runs the gold calls only ({np.mean([len(t.solution) for g in tasks.values() for t in g]):.2f} "
         "per task on average). Unlike tasks/s it does not depend on the machine's load.",
         "",
-        "| kind | level | tasks/s/core | tool calls per kept task | stepped down a level | mean calls | distinct tools | write tasks | weak/indep. edge share | branches | look-alike records | random-candidate success |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| kind | level | tasks/s/core | after probes | tool calls per kept task | stepped down a level | mean calls | distinct tools | write tasks | weak/indep. edge share | branches | look-alike records | random-candidate success |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['kind']} | {r['level']} | {r['tasks_per_s']:.0f} | {r['tool_calls']:.1f} | {r['stepped_down']:.2f} | {r['calls']:.2f} | {r['tools']:.2f} | {r['writes']:.2f} | "
+        lines.append(f"| {r['kind']} | {r['level']} | {r['tasks_per_s']:.0f} | {r['tasks_per_s_after_probes']:.0f} | {r['tool_calls']:.1f} | {r['stepped_down']:.2f} | {r['calls']:.2f} | {r['tools']:.2f} | {r['writes']:.2f} | "
                      f"{r['weak']:.2f} | {r['branching']:.2f} | {r['distractors']:.2f} | {r['random']:.3f} |")
     text = "\n".join(lines) + "\n"
     print(text)

@@ -51,66 +51,79 @@ def _stated(value: Any, instruction: str) -> bool:
     return W.show(value) in instruction
 
 
-def dependent(theme: Theme, solution, outputs: list, instruction: str) -> list[bool]:
-    """Per gold call: whether it is a dependent lookup (see the module docstring)."""
+def _sets(outputs: list) -> list[set]:
+    """Each output's `scalars`, worked out once for the rules below (they compare every pair of calls)."""
+    return [scalars(o) for o in outputs]
+
+
+def dependent(theme: Theme, solution, outputs: list, instruction: str, sets: list[set] | None = None) -> list[bool]:
+    """Per gold call: whether it is a dependent lookup (see the module docstring). `sets`: `_sets(outputs)`, if at hand."""
+    sets = _sets(outputs) if sets is None else sets
     seen: set = set()
     out = []
-    for call, data in zip(solution, outputs, strict=False):
+    for call, found in zip(solution, sets, strict=False):
         inputs = _inputs(theme, call)
         out.append(not theme.toolset[call["name"]].writes and bool(inputs)
                    and all(not _stated(v, instruction) and v in seen for v in inputs))
-        seen |= scalars(data)
+        seen |= found
     return out
 
 
-def ancestors(theme: Theme, solution, outputs: list, instruction: str, sink: int) -> set[int]:
+def ancestors(theme: Theme, solution, outputs: list, instruction: str, sink: int, sets: list[set] | None = None) -> set[int]:
     """The gold calls `sink` needs: those whose outputs give one of its inputs, and theirs, and so on."""
+    sets = _sets(outputs) if sets is None else sets
     need, todo = set(), [sink]
     while todo:
         j = todo.pop()
         inputs = [v for v in _inputs(theme, solution[j]) if not _stated(v, instruction)]
         for i in range(j):
-            if i not in need and any(v in scalars(outputs[i]) for v in inputs):
+            if i not in need and any(v in sets[i] for v in inputs):
                 need.add(i)
                 todo.append(i)
     return need
 
 
-def chain_lookups(theme: Theme, solution, outputs: list, instruction: str, sinks: list[int] | None = None) -> int:
+def chain_lookups(theme: Theme, solution, outputs: list, instruction: str, sinks: list[int] | None = None,
+                  sets: list[set] | None = None, dep: list[bool] | None = None) -> int:
     """The dependent lookups of the deepest request: for each sink (a write, the call the answer is read
     from; None: the whole gold, as for an aggregate over every call), the dependent lookups it needs,
     itself included; the most of any sink. Independent requests joined by "and" do not add up."""
-    dep = dependent(theme, solution, outputs, instruction)
+    sets = _sets(outputs) if sets is None else sets
+    dep = dependent(theme, solution, outputs, instruction, sets) if dep is None else dep
     if sinks is None:
         return sum(dep)
-    return max((sum(dep[i] for i in ancestors(theme, solution, outputs, instruction, s) | {s}) for s in sinks), default=0)
+    return max((sum(dep[i] for i in ancestors(theme, solution, outputs, instruction, s, sets) | {s}) for s in sinks), default=0)
 
 
-def redundant_read(theme: Theme, solution, outputs: list, instruction: str) -> bool:
+def redundant_read(theme: Theme, solution, outputs: list, instruction: str, sets: list[set] | None = None) -> bool:
     """A gold read (not the last call) none of whose output values that later calls use is new: every
     one was stated or given by an earlier output, so an agent would not need the read."""
+    sets = _sets(outputs) if sets is None else sets
     seen: set = set()
     looped = {n for n, k in Counter(c["name"] for c in solution).items() if k > 1}  # a loop's lookups read fields, not keys
-    for i, (call, data) in enumerate(zip(solution, outputs, strict=False)):
+    for i, (call, found) in enumerate(zip(solution, sets, strict=False)):
         if i < len(solution) - 1 and not theme.toolset[call["name"]].writes and call["name"] not in looped:
             later = {v for c in solution[i + 1:] for v in c.get("arguments", {}).values() if isinstance(v, (str, int, float))}
-            used = scalars(data) & later
+            used = found & later
             if used and all(v in seen or _stated(v, instruction) for v in used):
                 return True
-        seen |= scalars(data)
+        seen |= found
     return False
 
 
-def one_hop(theme: Theme, solution, outputs: list, instruction: str, answer: Any) -> bool:
+def one_hop(theme: Theme, solution, outputs: list, instruction: str, answer: Any, sets: list[set] | None = None,
+            dep: list[bool] | None = None) -> bool:
     """Whether the answer is a field of a read whose inputs all come from the instruction."""
     if answer is None or isinstance(answer, (list, bool)):
         return False
+    sets = _sets(outputs) if sets is None else sets
+    dep = dependent(theme, solution, outputs, instruction, sets) if dep is None else dep
     shown = W.show(answer)
-    for call, data, dep in zip(solution, outputs, dependent(theme, solution, outputs, instruction), strict=False):
-        if theme.toolset[call["name"]].writes or dep:
+    for call, found, d in zip(solution, sets, dep, strict=False):
+        if theme.toolset[call["name"]].writes or d:
             continue
         inputs = _inputs(theme, call)
-        if all(_stated(v, instruction) for v in inputs) and any(W.show(v) == shown for v in scalars(data)):
+        if all(_stated(v, instruction) for v in inputs) and any(W.show(v) == shown for v in found):
             return True
     return False
 
@@ -140,13 +153,15 @@ def problems(theme: Theme, level: int, solution, outputs: list, instruction: str
              sinks: list[int] | None = None, probe: Any = None) -> tuple[list[str], int]:
     """(why the gold is not deep enough for `level`, the dependent lookups of its deepest request, `chain_lookups`).
     `probe`: the task's answer, checked against `probe_guesses` (None: an answer-free task)."""
-    n = chain_lookups(theme, solution, outputs, instruction, sinks)
+    sets = _sets(outputs)
+    dep = dependent(theme, solution, outputs, instruction, sets)
+    n = chain_lookups(theme, solution, outputs, instruction, sinks, sets, dep)
     out = []
     if not deep_enough(level, n, aggregate):
         out.append(f"{n} dependent lookups, level {level} needs {MIN_DEPENDENT[level]}")
-    if redundant_read(theme, solution, outputs, instruction):
+    if redundant_read(theme, solution, outputs, instruction, sets):
         out.append("a gold read gives nothing new")
-    if level >= 2 and one_hop(theme, solution, outputs, instruction, answer):
+    if level >= 2 and one_hop(theme, solution, outputs, instruction, answer, sets, dep):
         out.append("a one-hop read answers it")
     if probe is not None and any(W.show(g) == W.show(probe) for g in probe_guesses(theme, solution, outputs, instruction)):
         out.append("a probe-and-mode guess answers it")

@@ -204,6 +204,9 @@ class Facts:
         self.columns = {c.name: t.name for t in reversed(theme.spec.tables) for c in t.columns}  # first table wins
         self.table_columns = {t.name: {c.name for c in t.columns} for t in theme.spec.tables}
         self.tool_calls = 0  # calls synthesis ran on copies of this world (not those answered from the memo): its work, load aside
+        # CPU seconds spent in `graph.viable`'s probes of this world (once per world, level and kind; a bench reports
+        # synthesis with and without them), and whether one is running
+        self.probe_cpu, self.probing = 0.0, False
         self.derived: dict = {}  # what synthesis works out once per world from it (e.g. which keys list enough records)
         self.reads: dict = {}  # (tool, arguments) -> (ToolResult, tables touched, tables named) of a call that changed nothing on the pristine world (see Run)
         self.probes: dict = {}  # (write tool, arguments) -> (whether it succeeds, tables touched, tables named) on the pristine world (Run.would_succeed)

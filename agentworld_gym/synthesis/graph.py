@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 import typing
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
@@ -255,14 +256,20 @@ def viable(fx: Facts, key: tuple, make, seeds: int = VIABLE_SEEDS) -> bool:
     cache = fx.derived.setdefault("viable", {})
     if key not in cache:
         cache[key] = True  # the probes themselves search
-        ok = False
-        for s in range(seeds):
-            try:
-                make(2**29 + s)
-            except TaskError:
-                continue
-            ok = True
-            break
+        ok, outer, start = False, not fx.probing, time.process_time()
+        fx.probing = True
+        try:
+            for s in range(seeds):
+                try:
+                    make(2**29 + s)
+                except TaskError:
+                    continue
+                ok = True
+                break
+        finally:
+            if outer:  # (a probe's own probes are inside its time)
+                fx.probing = False
+                fx.probe_cpu += time.process_time() - start
         cache[key] = ok
     return cache[key]
 

@@ -140,6 +140,45 @@ def _condition_candidates(records: list[dict], skip: set) -> list[tuple]:
     return out
 
 
+PAGE_MEMO_SIZE = 20_000  # record lists whose conditions / numeric fields a world remembers (cleared when full)
+
+
+def _of_records(fx: Facts, what: str, records: list[dict], skip: frozenset, make) -> Any:
+    """`make()` for a list of records, remembered per world: plans range over the same pages and looked-up records
+    again and again, and a call answered from the read memo gives the very same objects (`Run.call`), never changed,
+    so the list is known by its records' identities (the entry holds them, so no id is reused while remembered)."""
+    cache = fx.derived.setdefault("records memo", {})
+    key = (what, tuple(map(id, records)), skip)
+    hit = cache.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], records, strict=True)):
+        return hit[1]
+    if len(cache) >= PAGE_MEMO_SIZE:
+        cache.clear()
+    value = make()
+    cache[key] = (tuple(records), value)
+    return value
+
+
+def _kept(records: list[dict], skip: frozenset) -> list[tuple[tuple, list[dict]]]:
+    """[(condition, the records it keeps)] for each of `_condition_candidates`."""
+    out = []
+    for c in _condition_candidates(records, skip):
+        f, op, v = c
+        test = _OPS[op]
+        out.append((c, [r for r in records if test(r[f], v)]))
+    return out
+
+
+def _conditions(fx: Facts, records: list[dict], skip: frozenset) -> list[tuple[tuple, list[dict]]]:
+    """`_kept`, remembered per world (`_of_records`)."""
+    return _of_records(fx, "conditions", records, skip, lambda: _kept(records, skip))
+
+
+def _numeric(fx: Facts, records: list[dict], skip: frozenset) -> list[str]:
+    """`_numeric_fields`, remembered per world (`_of_records`)."""
+    return _of_records(fx, "numeric", records, skip, lambda: _numeric_fields(records, skip))
+
+
 def _early(op: str, records: list[dict], target: str | None, idf: str) -> Any:
     """The answer of a count, sum, argmax or argmin over `records` (a person's argmax names the winner by `_label`)."""
     if op == "count":
@@ -312,7 +351,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         plan.lines.append("    records = items")
     if any(idf not in r or r[idf] != i for r, i in zip(records, ids, strict=True)):
         return None
-    if listed and not _numeric_fields(records, {idf} | listed) and not _condition_candidates(records, {idf} | listed):
+    if listed and not _numeric(fx, records, frozenset({idf} | listed)) and not _conditions(fx, records, frozenset({idf} | listed)):
         if not person:
             return None  # the lookups add nothing an answer could use
         # tasks v3: the plan goes on over the list alone
@@ -320,7 +359,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         plan.lines[-1] = "    records = items"
     # 4. what to do with them: a conditional write or an aggregation
     writers = [] if answers_only else roles["writers"].get(ekey, [])
-    numeric = _numeric_fields(records, {idf} | listed) or _numeric_fields(records, {idf})  # a field only the lookups give, if any
+    numeric = _numeric(fx, records, frozenset({idf} | listed)) or _numeric(fx, records, frozenset({idf}))  # a field only the lookups give, if any
     # only aggregations the records allow (sum, argmax, argmin and top need a numeric field; a count, enough items)
     # tasks v3: a sum, argmax / argmin or top compares at least MIN_CANDIDATES records, after a filter (which leaves
     # some out) where the level asks for one; a filtered count keeps more than a few of them
@@ -357,16 +396,24 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             theme, difficulty, db_seed, _early(op, records, target, idf), "number" if op in ("count", "sum") else "text"):
         n_conds = 1  # tasks v3: the whole list's answer is one a guesser gives; a filter makes another (built, not dropped)
     if n_conds:
-        cands = _condition_candidates(records, {idf, target})
+        kept = _conditions(fx, records, frozenset({idf, target}))  # each condition with the records it keeps
+        cands = [c for c, _ in kept]
+        keeps, kept_ids = dict(kept), {}
         fields = sorted({c[0] for c in cands})
         n_conds = min(n_conds, len(fields))  # "up to" the level's conditions: fewer when the records lack fields
         if not n_conds:
             return None
-        def fits(chosen: list[tuple]) -> list[dict] | None:
-            """The records `chosen` keeps, if they make a task: some but not all, enough to count, each
-            lookup needed, at least one the write accepts."""
-            matched = [r for r in records if all(_holds(r, c) for c in chosen)]
+        def fits(chosen: list[tuple], matched: list[dict] | None = None) -> list[dict] | None:
+            """The records `chosen` keeps (`matched`, if known), if they make a task: some but not all, enough to
+            count, each lookup needed, at least one the write accepts."""
+            if matched is None:  # the records each condition keeps, in order (by identity: the same record objects)
+                for c in chosen[1:]:
+                    if c not in kept_ids:
+                        kept_ids[c] = {id(r) for r in keeps[c]}
+                matched = [r for r in keeps[chosen[0]] if all(id(r) in kept_ids[c] for c in chosen[1:])]
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
+            if not (0 < len(matched) < len(records) and needs_lookups):
+                return None  # (checked first: the checks below read the grader)
             enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
             if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
                 early = _early(op, matched, target, idf)
@@ -375,14 +422,14 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             elif enough and person and op in ("argmax", "argmin"):  # no tie for the first place, named by what no guesser says
                 vals = sorted((r[target] for r in matched), reverse=op == "argmax")
                 enough = (len(vals) < 2 or vals[0] != vals[1]) and not (check and _guessed(theme, difficulty, db_seed, _early(op, matched, target, idf), "text"))
-            if 0 < len(matched) < len(records) and needs_lookups and enough and (writable is None or any(r[idf] in writable for r in matched)):
+            if enough and (writable is None or any(r[idf] in writable for r in matched)):
                 return matched
             return None
 
         if op == "count" and few_items(len(records) - 1):
             return None  # no filter can keep more than a few items and leave some out
         if n_conds == 1:  # one condition: pick among those that fit (no draw is wasted)
-            fitting = [(c, m) for c in cands if (m := fits([c])) is not None]
+            fitting = [(c, m) for c, kept_by in kept if (m := fits([c], kept_by)) is not None]
             if not fitting:
                 return None
             chosen, matched = fitting[int(rng.integers(len(fitting)))]
