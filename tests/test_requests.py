@@ -264,3 +264,47 @@ def test_answers_repeated_among_checked_tasks_are_thinned():
     assert thinned(theme, variant, 7) == thinned(theme, dataclasses.replace(variant, id="another candidate"), 7)
     with P.person_requests(False):
         assert not any(thinned(theme, variant, s) for s in range(20))  # classic tasks are never thinned
+
+
+def test_an_answer_given_while_thinned_counts_for_its_thinning(monkeypatch):
+    """`seen_answers` rounds: an answer given once in a round where it was thinned to 1 seed in n counts as n (the
+    seeds it would have taken); counted as 1, an answer thinned early looked rare in later rounds and stayed common."""
+    from collections import Counter
+
+    import agentworld_gym.synthesis as S
+
+    rounds = iter([Counter(a=3), Counter(a=1, b=1)])  # the second round repeats nothing: the last one drawn
+    monkeypatch.setattr(S, "_answer_counts", lambda *a, **k: (next(rounds), {"a": "A", "b": "B"}))
+    monkeypatch.setattr(S, "_SEEN", {})
+    monkeypatch.setattr(S, "_SEEN_ANSWERS", {})
+    theme = get_theme("calendar")
+    assert S.seen_answers(theme, 1, 99) == ("A",)
+    assert S._SEEN[theme, 1, 99] == {"a": 3 + 1 * 3}
+
+
+def test_the_switch_is_read_once_per_task(monkeypatch):
+    """`persona.settled` holds the environment's switch for a block (synthesize_task reads it once, not on every
+    check); outside the block a changed variable is read again, and a block already set is kept."""
+    import contextvars
+
+    monkeypatch.setenv("AGENTWORLD_REQUESTS", "person")
+
+    def inside() -> tuple[bool, bool]:
+        with P.settled():
+            monkeypatch.setenv("AGENTWORLD_REQUESTS", "classic")
+            held = P.enabled()
+        return held, P.enabled()
+
+    assert contextvars.Context().run(inside) == (True, False)
+    with P.person_requests(True), P.settled():
+        assert P.enabled()  # the set block wins over the environment ("classic" now)
+
+
+def test_identifier_names_patterns_are_compiled_once_per_theme():
+    theme = get_theme("calendar")
+    names = [n for n, _ in P._identifiers(theme)]
+    assert names and all("_" in n or re.search(r"[a-z][A-Z]", n) for n in names)
+    assert P._identifiers(theme) is P._identifiers(theme)
+    name = names[0]
+    assert P.identifier_names(theme, f"What is the {name} of it?") == [name]
+    assert P.identifier_names(theme, f"What is the x{name} of it?") == []

@@ -49,6 +49,12 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
     `features["requested_difficulty"]` records what was asked for), down to level 1.
     `answers_only` makes only tasks that change nothing (what `answer_prior` samples).
     """
+    with P.settled():  # the environment's switch read once per task
+        return _synthesize_task(theme, difficulty, seed, kind, db_seed, check, fallback, attempts, answers_only)
+
+
+def _synthesize_task(theme: Theme, difficulty: int, seed: int, kind: str, db_seed: int, check: bool, fallback: bool, attempts: int,
+                     answers_only: bool) -> Task:
     if kind not in KINDS:
         raise TaskError(f"Expected kind in {KINDS}, got {kind!r}.")
     if difficulty not in LEVELS:
@@ -410,7 +416,9 @@ def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
             # misses); a task that fell back to another level or to the classic request is not counted
             draws = [(2**28 + SEEN_SAMPLE * r + s, "mixed") for s in range(SEEN_SAMPLE)]
             counts, first = _answer_counts(theme, level, db_seed, draws, fallback=True)
-            total += counts
+            # an answer given while thinned to 1 seed in n stands for n: counted once, a frequent answer
+            # thinned in the first round looked rare after it and was kept far more than 1 in its true count
+            total += Counter({k: n * max(_SEEN[key].get(k, 1), 1) for k, n in counts.items()})
             given = {**first, **given}
             _SEEN[key] = {k: n for k, n in total.most_common() if n >= PRIOR_REPEATS}
             if not any(n >= PRIOR_REPEATS for n in counts.values()):
