@@ -7,6 +7,9 @@
   (what `ConstantAnswerPolicy` does in an episode);
 * internal ids: requests naming a table's key value (`persona.internal_ids`), beside those naming codes a person holds
   (`persona.held_code`: an order number, a booking reference, an issue number), which are not counted.
+* pairs sharing an answer: of the pairs of answer tasks of one theme and level, the share whose answers are the same
+  (averaged over themes): what the mode guess passes about as often when no answer stands out, with far less noise
+  than the mode guess itself (one mode answer per theme and level decides it).
 Tasks: `per-theme` per flagship theme and level, seeds as `bench_null_baselines.py` draws them (mixed kinds,
 `fallback=True`), counted at the level asked for. Much faster than the full null-baseline run (no episodes), so the
 same figures can be measured before and after a change on one machine. Lists every task either figure counts.
@@ -61,6 +64,17 @@ def share(k: int, n: int) -> str:
     return f"{k}/{n} = {k / max(n, 1):.3f} [{lo:.3f}, {hi:.3f}]"
 
 
+def shared_pairs(rows: list[dict]) -> float:
+    """Per theme, the share of pairs of its tasks with the same answer (answer tasks only), averaged over themes."""
+    shares = []
+    for theme in sorted({r["theme"] for r in rows}):
+        counts = Counter(json.dumps(r["answer"], sort_keys=True, default=str) for r in rows if r["theme"] == theme and r["answer"] is not None)
+        n = sum(counts.values())
+        if n > 1:
+            shares.append(sum(k * (k - 1) for k in counts.values()) / (n * (n - 1)))
+    return sum(shares) / max(len(shares), 1)
+
+
 def main(args: Args) -> None:
     if not P.enabled():
         raise SystemExit("run with AGENTWORLD_REQUESTS=person (the figures are of person requests)")
@@ -90,15 +104,15 @@ def main(args: Args) -> None:
              f"- {args.per_theme} tasks per theme and level (mixed, fallback=True, counted at the level asked for); mode guess from "
              f"{args.mode_sample} other tasks of the theme and level; cells: k/n = share [95% Wilson interval]; "
              f"CPU {time.process_time() - start:.0f} s", "",
-             "| level | n | made at the level | classic fallback | mode guess | internal ids | naming held codes only (not counted) |",
-             "|---|---|---|---|---|---|---|"]
+             "| level | n | made at the level | classic fallback | mode guess | pairs sharing an answer | internal ids | naming held codes only (not counted) |",
+             "|---|---|---|---|---|---|---|---|"]
     for level in levels:
         g = [r for r in rows if r["level"] == level]
         internal = [r for r in g if set(r["ids"]) - set(r["codes"])]
         codes = [r for r in g if r["codes"] and not set(r["ids"]) - set(r["codes"])]
         at = sum(r["made"] == level for r in g)
         classic = sum(r["requests"] == "classic" for r in g)
-        lines.append(f"| {level} | {len(g)} | {share(at, len(g))} | {share(classic, len(g))} | {share(sum(r['mode'] for r in g), len(g))} | {share(len(internal), len(g))} | {len(codes)} |")
+        lines.append(f"| {level} | {len(g)} | {share(at, len(g))} | {share(classic, len(g))} | {share(sum(r['mode'] for r in g), len(g))} | {shared_pairs(g):.2%} | {share(len(internal), len(g))} | {len(codes)} |")
     for level in levels:
         g = [r for r in rows if r["level"] == level]
         lines += ["", f"## Level {level}", "",
