@@ -7,7 +7,7 @@
   (what `ConstantAnswerPolicy` does in an episode);
 * internal ids: requests naming a table's key value (`persona.internal_ids`), beside those naming codes a person holds
   (`persona.held_code`: an order number, a booking reference, an issue number), which are not counted.
-* pairs sharing an answer: of the pairs of answer tasks of one theme and level, the share whose answers are the same
+* pairs sharing an answer: of the pairs of tasks of one theme and level that change nothing, the share whose answers are the same
   (averaged over themes): what the mode guess passes about as often when no answer stands out, with far less noise
   than the mode guess itself (one mode answer per theme and level decides it).
 Tasks: `per-theme` per flagship theme and level, seeds as `bench_null_baselines.py` draws them (mixed kinds,
@@ -65,10 +65,11 @@ def share(k: int, n: int) -> str:
 
 
 def shared_pairs(rows: list[dict]) -> float:
-    """Per theme, the share of pairs of its tasks with the same answer (answer tasks only), averaged over themes."""
+    """Per theme, the share of pairs of its tasks that change nothing with the same answer, averaged over themes (a
+    write task's answer, often the count of records changed, passes only with the writes made)."""
     shares = []
     for theme in sorted({r["theme"] for r in rows}):
-        counts = Counter(json.dumps(r["answer"], sort_keys=True, default=str) for r in rows if r["theme"] == theme and r["answer"] is not None)
+        counts = Counter(json.dumps(r["answer"], sort_keys=True, default=str) for r in rows if r["theme"] == theme and not r.get("writes") and r["answer"] is not None)
         n = sum(counts.values())
         if n > 1:
             shares.append(sum(k * (k - 1) for k in counts.values()) / (n * (n - 1)))
@@ -97,7 +98,7 @@ def main(args: Args) -> None:
                 codes = held(theme, fx, task.instruction)
                 guessed = mode is not None and verify(task, mode, untouched, True).passed
                 rows.append({"theme": theme_id, "level": level, "made": task.difficulty, "kind": task.kind,
-                             "requests": task.features.get("requests", "person"), "mode": guessed, "ids": ids, "codes": codes,
+                             "requests": task.features.get("requests", "person"), "writes": task.state_hash is not None, "mode": guessed, "ids": ids, "codes": codes,
                              "answer": task.answer, "instruction": task.instruction})
         print(theme_id, f"{time.process_time() - start:.0f}s cpu", flush=True)
     lines = ["# Mode guess and internal ids, flagship themes (person requests)", "",
