@@ -264,3 +264,16 @@ def test_answers_repeated_among_checked_tasks_are_thinned():
     assert thinned(theme, variant, 7) == thinned(theme, dataclasses.replace(variant, id="another candidate"), 7)
     with P.person_requests(False):
         assert not any(thinned(theme, variant, s) for s in range(20))  # classic tasks are never thinned
+
+
+def test_a_reason_the_pointer_rule_refuses_is_drawn_again():
+    """The phrasebook's "this number" / "this week" break the ambiguous-reference rule; programmatic plans redraw such
+    a reason rather than throw the finished task away, so no person programmatic task is lost to it."""
+    from agentworld_gym.synthesis.audit import pointer
+
+    assert pointer("My manager asked me for this number before the meeting.")
+    assert not pointer("How many of my events that have duration in minutes of at most 60 are there?")
+    theme = get_theme("calendar")
+    for s in range(6):
+        task = synthesize_task(theme, 3, s, "programmatic", fallback=True)
+        assert "ambiguous_reference" not in wording_problems(theme, task)
