@@ -4,6 +4,7 @@ they say, excerpts that are really in the files they cite, links that resolve, a
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,8 @@ def test_the_readme_is_short_and_keeps_its_order():
 
 @pytest.mark.parametrize(("page", "index"), [(p.name, i) for p in PAGES for i in range(len(python_blocks(p)))])
 def test_docs_python_blocks_run_and_print_what_they_say(page, index, capsys):
+    if page == "release.md" and shutil.which("bwrap") is None:  # release tool code runs only in the sandbox
+        pytest.skip("bubblewrap not installed (.ci/run installs it)")
     run_block(python_blocks(DOCS / page)[index], f"docs/{page} block {index}", capsys)
 
 

@@ -308,3 +308,16 @@ def test_identifier_names_patterns_are_compiled_once_per_theme():
     name = names[0]
     assert P.identifier_names(theme, f"What is the {name} of it?") == [name]
     assert P.identifier_names(theme, f"What is the x{name} of it?") == []
+
+
+def test_a_reason_the_pointer_rule_refuses_is_drawn_again():
+    """The phrasebook's "this number" / "this week" break the ambiguous-reference rule; programmatic plans redraw such
+    a reason rather than throw the finished task away, so no person programmatic task is lost to it."""
+    from agentworld_gym.synthesis.audit import pointer
+
+    assert pointer("My manager asked me for this number before the meeting.")
+    assert not pointer("How many of my events that have duration in minutes of at most 60 are there?")
+    theme = get_theme("calendar")
+    for s in range(6):
+        task = synthesize_task(theme, 3, s, "programmatic", fallback=True)
+        assert "ambiguous_reference" not in wording_problems(theme, task)

@@ -48,6 +48,11 @@ def column_phrases(theme: Theme, text: str) -> list[str]:
                   and re.search(rf"\b{re.escape(r)}\b", text, re.I))
 
 
+def pointer(text: str) -> bool:
+    """Whether `text` points at something it never introduced ("those items", "this number"): the ambiguous_reference rule."""
+    return bool(_POINTER.search(text))
+
+
 def wording_problems(theme: Theme, task: Task) -> list[str]:
     """The wording rules a task's instruction breaks (its values blanked out first: an id may hold any word)."""
     text = _blanked(task)
@@ -57,7 +62,7 @@ def wording_problems(theme: Theme, task: Task) -> list[str]:
         problems.append("step_leak")
     if _DECOY.search(text):
         problems.append("decoy")
-    if _POINTER.search(text):
+    if pointer(text):
         problems.append("ambiguous_reference")
     if enabled() and LOCATOR.search(task.instruction):  # tasks v3 (opt-in): classic tasks keep their search locators
         problems.append("query_locator")
@@ -96,4 +101,4 @@ def audit(theme: Theme, task: Task) -> list[str]:
     return problems
 
 
-__all__ = ["RULES", "audit", "column_phrases", "wording_problems"]
+__all__ = ["RULES", "audit", "column_phrases", "pointer", "wording_problems"]

@@ -28,6 +28,7 @@ from ..tools import Tool
 from . import depth as D
 from . import persona as P
 from . import wording as W
+from .audit import pointer
 from .facts import Facts, Run, facts
 from .graph import (
     MAX_CALLS,
@@ -52,6 +53,7 @@ from .graph import (
 MAX_ITEMS = 20  # listed entities an aggregation may range over
 MAX_RECORDS = 8  # entities a loop of calls (lookups, writes) may range over: the gold then fits in MAX_CALLS
 AGGREGATES = ("count", "sum", "argmax", "argmin", "top")
+REASON_DRAWS = 8  # tasks v3: reasons drawn for a request before its wording is left to the quality filter
 MIN_CANDIDATES = 3  # records a sum, an argmax / argmin or a top-k ranges over, after its filters
 
 
@@ -430,6 +432,15 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             return None  # no filter can keep more than a few items and leave some out
         if n_conds == 1:  # one condition: pick among those that fit (no draw is wasted)
             fitting = [(c, m) for c, kept_by in kept if (m := fits([c], kept_by)) is not None]
+            if not fitting and person and op in ("sum", "argmax", "argmin", "top"):
+                # tasks v3: another comparison or field over the same records, rather than the plan thrown away
+                others = [(o, t) for o in aggregates if o != "count" for t in numeric if (o, t) != (op, target)]
+                for j in rng.permutation(len(others)):
+                    op, target = others[j]  # (`fits` reads them)
+                    kept = _conditions(fx, records, frozenset({idf, target}))
+                    fitting = [(c, m) for c, kept_by in kept if (m := fits([c], kept_by)) is not None]
+                    if fitting:
+                        break
             if not fitting:
                 return None
             chosen, matched = fitting[int(rng.integers(len(fitting)))]
@@ -534,7 +545,12 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         if deep:
             return None
         kind = {"count": "count", "sum": "count", "argmax": "pick", "argmin": "pick", "top": "pick"}.get(op, "change")
-        instruction = P.frame(instruction, kind, _phrase_rng(program), identity)
+        # a reason the wording rules refuse ("... for this number") is drawn again, rather than the finished task thrown away
+        for i in range(REASON_DRAWS):
+            framed = P.frame(instruction, kind, _phrase_rng(program if i == 0 else (program, i)), identity)
+            if not pointer(framed[:len(framed) - len(instruction)]):
+                break
+        instruction = framed
         v3 = {"candidates": len(matched), "dependent_lookups": dependent, "resolved": len(found),
               "unique": [list(u) for r in found for u in r.unique]}
     features = {
@@ -584,7 +600,7 @@ def _listable(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: d
     Plans then start only from lists that can make a task."""
     cache_key = ("listable", lt.name, kparam, repr(sorted(largs.items())), needs)
     if cache_key not in fx.derived:
-        listings = _listings(theme, fx, lt, kparam, key, largs)
+        listings = _listings(theme, fx, lt, kparam, key, largs, bool(needs[0]) and needs[4])
         fx.derived[cache_key] = None if listings is None else tuple(v for v, shape in listings if _aggregatable(theme, shape, needs))
     return fx.derived[cache_key]
 
@@ -598,14 +614,16 @@ class _Shape(typing.NamedTuple):
     numeric: bool  # a numeric field to aggregate
     numeric_split: bool  # ... and a filter condition on another field
     kept: frozenset  # how many records each single filter condition keeps
+    looked: tuple | None = None  # tasks v3: the `_Shape` of the records each lookup gives (None: not known)
 
 
-def _listings(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict) -> list | None:
+def _listings(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: dict, looked: bool = False) -> list | None:
     """[(value, _Shape)] of each value of entity `key` whose list (`lt` with `largs`) has 2 to MAX_ITEMS
     records of distinct entities, not cut to a page. Found once per world by listing each value (reads
     of the pristine world, so the plans that follow answer these calls from the read memo); None when
-    the key column is too long to sweep."""
-    cache_key = ("listings", lt.name, kparam, repr(sorted(largs.items())))
+    the key column is too long to sweep. `looked` (tasks v3): each shape also tells what the lookups of
+    its records give (`_looked`), so plans start only from lists whose lookups leave something to aggregate."""
+    cache_key = ("listings", lt.name, kparam, repr(sorted(largs.items())), looked)
     if cache_key not in fx.derived:
         where = fx.key_column(key)
         values = fx.values(*where) if where else ()
@@ -621,9 +639,35 @@ def _listings(theme: Theme, fx: Facts, lt: Tool, kparam: str, key: str, largs: d
                             and not capped(lt, args, items)):
                         listed = _listed_entities(theme, lt, key, items)
                         if listed is not None:
-                            found.append((v, _shape(items, *listed[:2])))
+                            shape = _shape(items, *listed[:2])
+                            if looked and shape.n <= MAX_RECORDS:
+                                shape = shape._replace(looked=_looked(theme, run, lt, items, *listed))
+                            found.append((v, shape))
         fx.derived[cache_key] = found
     return fx.derived[cache_key]
+
+
+def _looked(theme: Theme, run: Run, lt: Tool, items: list[dict], ekey: str, idf: str, ids: list) -> tuple | None:
+    """Tasks v3: the `_Shape` of the records each lookup of entity `ekey` (other than `lt`) gives for `ids`, or of
+    the list itself where a lookup fails; None where a lookup takes other required arguments (sampled per plan)."""
+    roles = _roles(theme)
+    out = []
+    for g in roles["lookups"].get(ekey, []):
+        if g is lt:
+            continue
+        required = list(g.parameters.get("required", ()))
+        if len(required) != 1:
+            return None
+        records = []
+        for i in ids:
+            r = run.call(g.name, {required[0]: i})
+            if not (r.ok and isinstance(r.data, dict) and r.data.get(idf) == i):
+                records = None
+                break
+            records.append(r.data)
+        if records:  # merged as `_attempt` reads them: the list's fields where the lookups add nothing
+            out.append(_shape(records, ekey, idf))
+    return tuple(out)
 
 
 def _shape(items: list[dict], ekey: str, idf: str) -> _Shape:
@@ -717,7 +761,14 @@ def _aggregatable(theme: Theme, shape: _Shape, needs: tuple) -> bool:
     one, and some count a guesser misses (`_countable`)."""
     looked_up, conditions, writable, guess, person = needs
     if shape.ekey in looked_up:
-        return shape.n <= MAX_RECORDS
+        if shape.n > MAX_RECORDS:
+            return False
+        if not person or shape.looked is None:
+            return True
+        # tasks v3: the records the lookups give, or the list alone (a plan goes on over it where they add nothing)
+        plain = (frozenset(), conditions, writable, guess, person)
+        if any(_aggregatable(theme, s, plain) for s in shape.looked):
+            return True
     if shape.ekey in writable and shape.splits and shape.n <= 2 * MAX_RECORDS:
         return True
     # tasks v3: an aggregate compares at least MIN_CANDIDATES records, more where a filter leaves some out
