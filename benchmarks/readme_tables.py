@@ -441,25 +441,29 @@ def trl_table() -> list[str]:
              f"cold start on {a['sft_episodes']} oracle episodes x {a['sft_epochs']} epochs; GRPO {per_step} rollouts a step "
              f"({a['num_generations']} per task), {a['max_completion_length']}-token rollouts, lr {a['learning_rate']}, "
              f"temperature {a.get('temperature', 1.0)}, max {a['max_turns']} turns.", "",
-             "| policy (greedy, same tasks) | success | n | 95% interval | seconds |", "|---|---:|---:|---:|---:|"]
-    for key, name in (("untrained", "untrained"), ("cold_start", "after the cold start"), ("trained", f"after {len(steps)} GRPO step{'s' if len(steps) != 1 else ''}")):
-        r = tc.get(key)
-        lines.append(f"| {name} | {r['rate']:.2f} | {r['n']} | [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}] | {r['seconds']} |" if r
-                     else f"| {name} | not reached | | | |")
-    if steps:
-        lines += ["", "| GRPO step | " + " | ".join(str(x["step"]) for x in steps) + " |", "|---|" + "---:|" * len(steps),
-                  "| mean reward of its rollouts | " + " | ".join(f"{x['reward']:.2f}" for x in steps) + " |",
-                  "| tool calls a rollout | " + " | ".join(f"{x['tool_calls']:.1f}" if x.get("tool_calls") is not None else "" for x in steps) + " |"]
-        half = len(steps) // 2
-        if half:
-            def pooled(xs: list[dict]) -> str:
-                n = per_step * len(xs)
-                wins = round(sum(x["reward"] for x in xs) * per_step)
-                lo, hi = wilson(wins, n)
-                return f"{wins / n:.2f} [{lo:.2f}, {hi:.2f}] (n={n})"
+             "| policy (greedy), tasks | success | n | 95% interval | seconds |", "|---|---:|---:|---:|---:|"]
+    trained = f"after {len(steps)} GRPO step{'s' if len(steps) != 1 else ''}"
+    for key, name in (("untrained", "untrained"), ("cold_start", "after the cold start"), ("trained", trained)):
+        for suffix, tasks in (("", "GRPO's tasks"), ("_held", f"{a.get('held_tasks', 0)} unseen tasks")):
+            r = tc.get(key + suffix)
+            if r or not suffix:
+                lines.append(f"| {name}, {tasks} | {r['rate']:.2f} | {r['n']} | [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}] | {r['seconds']} |" if r
+                             else f"| {name}, {tasks} | not reached | | | |")
+    chunk = 15  # steps a table row holds, so the table fits the page
+    for i in range(0, len(steps), chunk):
+        part = steps[i:i + chunk]
+        lines += ["", "| GRPO step | " + " | ".join(str(x["step"]) for x in part) + " |", "|---|" + "---:|" * len(part),
+                  "| mean reward of its rollouts | " + " | ".join(f"{x['reward']:.2f}" for x in part) + " |",
+                  "| tool calls a rollout | " + " | ".join(f"{x['tool_calls']:.1f}" if x.get("tool_calls") is not None else "" for x in part) + " |"]
+    if half := len(steps) // 2:
+        def pooled(xs: list[dict]) -> str:
+            n = per_step * len(xs)
+            wins = round(sum(x["reward"] for x in xs) * per_step)
+            lo, hi = wilson(wins, n)
+            return f"{wins / n:.2f} [{lo:.2f}, {hi:.2f}] (n={n})"
 
-            lines += ["", f"Rollout reward, first {half} steps {pooled(steps[:half])} vs last {half} steps {pooled(steps[-half:])} "
-                          "(95% Wilson intervals, rewards counted as successes)."]
+        lines += ["", f"Rollout reward, first {half} steps {pooled(steps[:half])} vs last {half} steps {pooled(steps[-half:])} "
+                      "(95% Wilson intervals, rewards counted as successes)."]
     return lines
 
 
