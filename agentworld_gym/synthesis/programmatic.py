@@ -396,9 +396,29 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     if op in ("sum", "argmax", "argmin", "top") and target is None:
         return None
     matched = records
-    if person and check and not n_conds and op in ("count", "sum", "argmax", "argmin") and _passed_over(
-            theme, difficulty, db_seed, seed, _early(op, records, target, idf), "number" if op in ("count", "sum") else "text"):
-        n_conds = 1  # tasks v3: the whole list's answer is one a guesser gives; a filter makes another (built, not dropped)
+
+    def top_sizes(matched: list[dict]) -> list[int]:
+        """Tasks v3: `_top_sizes` whose answer is not passed over (`_passed_over`), for a checked plan."""
+        return [k for k in _top_sizes(matched, target)
+                if not (check and _passed_over(theme, difficulty, db_seed, seed, _top(matched, target, _label(matched, idf), k), "set"))]
+
+    def answers_well(matched: list[dict]) -> bool:
+        """Whether `matched` is enough to count or compare; tasks v3: and its answer one a plan can end on (built so)."""
+        enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
+        if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
+            early = _early(op, matched, target, idf)
+            enough = not (op == "sum" and early == int(early) and few_items(abs(int(early)))) and not _passed_over(
+                theme, difficulty, db_seed, seed, early, "number")
+        elif enough and person and op in ("argmax", "argmin"):  # no tie for the first place, named by what no guesser says
+            vals = sorted((r[target] for r in matched), reverse=op == "argmax")
+            enough = (len(vals) < 2 or vals[0] != vals[1]) and not (check and _passed_over(
+                theme, difficulty, db_seed, seed, _early(op, matched, target, idf), "text"))
+        elif enough and person and op == "top":
+            enough = bool(top_sizes(matched))
+        return enough
+
+    if person and check and not n_conds and op != "write" and not answers_well(records):
+        n_conds = 1  # tasks v3: the whole list's answer is a guess, a tie or a small total; a filter makes another (built, not dropped)
     if n_conds:
         kept = _conditions(fx, records, frozenset({idf, target}))  # each condition with the records it keeps
         cands = [c for c, _ in kept]
@@ -418,16 +438,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
             if not (0 < len(matched) < len(records) and needs_lookups):
                 return None  # (checked first: the checks below read the grader)
-            enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
-            if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
-                early = _early(op, matched, target, idf)
-                enough = not (op == "sum" and early == int(early) and few_items(abs(int(early)))) and not _passed_over(
-                    theme, difficulty, db_seed, seed, early, "number")
-            elif enough and person and op in ("argmax", "argmin"):  # no tie for the first place, named by what no guesser says
-                vals = sorted((r[target] for r in matched), reverse=op == "argmax")
-                enough = (len(vals) < 2 or vals[0] != vals[1]) and not (check and _passed_over(
-                    theme, difficulty, db_seed, seed, _early(op, matched, target, idf), "text"))
-            if enough and (writable is None or any(r[idf] in writable for r in matched)):
+            if answers_well(matched) and (writable is None or any(r[idf] in writable for r in matched)):
                 return matched
             return None
 
@@ -496,12 +507,13 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         question = f"Among {subject}{cond_text}, which has the {which} {field}? Answer with its {idtext}."
         answer_type = "text"
     elif op == "top":
-        k = min(len(matched) - 1, int(rng.integers(2, 4)))
+        # tasks v3: k drawn among the sizes with no tie at the edge (rather than the plan dropped after a tie)
+        k = (_pick(top_sizes(matched), rng) or 0) if person else min(len(matched) - 1, int(rng.integers(2, 4)))
         vals = sorted((r[target] for r in matched), reverse=True)
         if k < 2 or vals[k - 1] == vals[k]:
             return None
         plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
-        early = [W.show(r[idf]) if not isinstance(r[idf], str) else r[idf] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
+        early = _top(matched, target, idf, k)
         most = "most" if W.is_plural(field) else "highest"
         question = f"Which {k} of {subject}{cond_text} have the {most} {field}? Answer with their {W.plural(idtext)}."
         answer_type = "set"
@@ -721,11 +733,19 @@ def _prefix_starts(theme: Theme, fx: Facts, roles: dict, pt: Tool, lt: Tool, nee
                 for v in values:
                     res = run.call(pt.name, {p: v})
                     found = find_key(res.data, key) if res.ok and isinstance(res.data, dict) else None
-                    if found is not None and found[1] != v and found[1] in targets:
+                    if found is not None and found[1] != v and found[1] in targets and not _known_from(theme, fx, run, pk, v, found[1]):
                         out.append(v)
             out = tuple(out)
         fx.derived[cache_key] = out
     return fx.derived[cache_key]
+
+
+def _known_from(theme: Theme, fx: Facts, run: Run, key: str, value: Any, wanted: Any) -> bool:
+    """Tasks v3: whether the reads that find the record of `key` = `value` a person names (`persona.resolve`) already
+    take or give `wanted`: a prefix read from that record to `wanted` would then give nothing new (`depth.redundant_read`)."""
+    res = P.resolve(theme, fx, key, value)
+    return res is not None and any(wanted in c["arguments"].values() or wanted in D.scalars(run.call(c["name"], c["arguments"]).data)
+                                   for c in res.calls)
 
 
 def _named_lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
@@ -822,6 +842,18 @@ def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, ans
 
     answer = list(answer) if isinstance(answer, tuple) else answer
     return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
+
+
+def _top_sizes(matched: list[dict], target: str) -> list[int]:
+    """Tasks v3: the sizes k (2 or 3, fewer than the records) of a top-k of `matched` by `target` whose k-th record ties
+    with none left out (a tie there would make the answer ambiguous)."""
+    vals = sorted((r[target] for r in matched), reverse=True)
+    return [k for k in (2, 3) if k < len(vals) and vals[k - 1] != vals[k]]
+
+
+def _top(matched: list[dict], target: str, name: str, k: int) -> list:
+    """The answer of a top-k: the `name` field of the k records with the highest `target`."""
+    return [W.show(r[name]) if not isinstance(r[name], str) else r[name] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
 
 
 def _thinned(theme: Theme, difficulty: int, db_seed: int, seed: int, answer: Any) -> bool:
