@@ -733,19 +733,11 @@ def _prefix_starts(theme: Theme, fx: Facts, roles: dict, pt: Tool, lt: Tool, nee
                 for v in values:
                     res = run.call(pt.name, {p: v})
                     found = find_key(res.data, key) if res.ok and isinstance(res.data, dict) else None
-                    if found is not None and found[1] != v and found[1] in targets and not _known_from(theme, fx, run, pk, v, found[1]):
+                    if found is not None and found[1] != v and found[1] in targets:
                         out.append(v)
             out = tuple(out)
         fx.derived[cache_key] = out
     return fx.derived[cache_key]
-
-
-def _known_from(theme: Theme, fx: Facts, run: Run, key: str, value: Any, wanted: Any) -> bool:
-    """Tasks v3: whether the reads that find the record of `key` = `value` a person names (`persona.resolve`) already
-    take or give `wanted`: a prefix read from that record to `wanted` would then give nothing new (`depth.redundant_read`)."""
-    res = P.resolve(theme, fx, key, value)
-    return res is not None and any(wanted in c["arguments"].values() or wanted in D.scalars(run.call(c["name"], c["arguments"]).data)
-                                   for c in res.calls)
 
 
 def _named_lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
