@@ -434,10 +434,18 @@ def thinned(theme: Theme, task: Task, seed: int) -> bool:
     of synthesis, not a flaw of the task: the quality filter (`quality_problems`) does not apply it."""
     if not P.enabled() or task.state_hash is not None or task.answer_type == "none":
         return False
-    key = _answer_key(task.answer)
-    times = _SEEN.get((theme, task.difficulty, task.db_seed), {}).get(key, 0)
-    draw = int(hashlib.sha1(f"{theme.id}|{task.difficulty}|{task.db_seed}|{seed}|{key}".encode()).hexdigest()[:8], 16)
-    return times >= PRIOR_REPEATS and draw % times != 0
+    return thinned_answer(theme, task.difficulty, task.db_seed, seed, task.answer)
+
+
+def thinned_answer(theme: Theme, level: int, db_seed: int, seed: int, answer) -> bool:
+    """`thinned` of a question with this answer (programmatic plans ask it of the answer they worked out, before the
+    program is written and run)."""
+    key = _answer_key(answer)
+    times = _SEEN.get((theme, level, db_seed), {}).get(key, 0)
+    if times < PRIOR_REPEATS:  # (the draw is only read for a frequent answer)
+        return False
+    draw = int(hashlib.sha1(f"{theme.id}|{level}|{db_seed}|{seed}|{key}".encode()).hexdigest()[:8], 16)
+    return draw % times != 0
 
 
 def guess_mode(theme: Theme, level: int, db_seed: int = 0) -> str:
@@ -457,5 +465,5 @@ def _wrong(task: Task):
 
 
 __all__ = ["KINDS", "LEVELS", "Level", "answer_prior", "cheap_answers", "dependency_graph", "guess_mode", "has_rules", "instruction_values", "person_requests",
-           "quality_problems", "seen_answers", "thinned",
+           "quality_problems", "seen_answers", "thinned", "thinned_answer",
            "start_tools", "start_weights", "synthesize_task", "task_key", "writes_from_instruction"]

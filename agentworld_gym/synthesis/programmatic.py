@@ -359,6 +359,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         # tasks v3: the plan goes on over the list alone
         records, listed = items, set()
         plan.lines[-1] = "    records = items"
+    if person and _most_dependent(theme, fx, plan.given, pt is not None, len(records) if listed else 0) < D.MIN_DEPENDENT[difficulty]:
+        return None  # tasks v3: too shallow for the level whatever comes next (dropped before its filters are drawn and run)
     # 4. what to do with them: a conditional write or an aggregation
     writers = [] if answers_only else roles["writers"].get(ekey, [])
     numeric = _numeric(fx, records, frozenset({idf} | listed)) or _numeric(fx, records, frozenset({idf}))  # a field only the lookups give, if any
@@ -394,9 +396,29 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     if op in ("sum", "argmax", "argmin", "top") and target is None:
         return None
     matched = records
-    if person and check and not n_conds and op in ("count", "sum", "argmax", "argmin") and _guessed(
-            theme, difficulty, db_seed, _early(op, records, target, idf), "number" if op in ("count", "sum") else "text"):
-        n_conds = 1  # tasks v3: the whole list's answer is one a guesser gives; a filter makes another (built, not dropped)
+
+    def top_sizes(matched: list[dict]) -> list[int]:
+        """Tasks v3: `_top_sizes` whose answer is not passed over (`_passed_over`), for a checked plan."""
+        return [k for k in _top_sizes(matched, target)
+                if not (check and _passed_over(theme, difficulty, db_seed, seed, _top(matched, target, _label(matched, idf), k), "set"))]
+
+    def answers_well(matched: list[dict]) -> bool:
+        """Whether `matched` is enough to count or compare; tasks v3: and its answer one a plan can end on (built so)."""
+        enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
+        if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
+            early = _early(op, matched, target, idf)
+            enough = not (op == "sum" and early == int(early) and few_items(abs(int(early)))) and not _passed_over(
+                theme, difficulty, db_seed, seed, early, "number")
+        elif enough and person and op in ("argmax", "argmin"):  # no tie for the first place, named by what no guesser says
+            vals = sorted((r[target] for r in matched), reverse=op == "argmax")
+            enough = (len(vals) < 2 or vals[0] != vals[1]) and not (check and _passed_over(
+                theme, difficulty, db_seed, seed, _early(op, matched, target, idf), "text"))
+        elif enough and person and op == "top":
+            enough = bool(top_sizes(matched))
+        return enough
+
+    if person and check and not n_conds and op != "write" and not answers_well(records):
+        n_conds = 1  # tasks v3: the whole list's answer is a guess, a tie or a small total; a filter makes another (built, not dropped)
     if n_conds:
         kept = _conditions(fx, records, frozenset({idf, target}))  # each condition with the records it keeps
         cands = [c for c, _ in kept]
@@ -416,15 +438,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
             needs_lookups = not listed or bool(({target} | {c[0] for c in chosen}) - listed - {None})
             if not (0 < len(matched) < len(records) and needs_lookups):
                 return None  # (checked first: the checks below read the grader)
-            enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
-            if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
-                early = _early(op, matched, target, idf)
-                enough = not (op == "sum" and early == int(early) and few_items(abs(int(early)))) and not _guessed(
-                    theme, difficulty, db_seed, early, "number")
-            elif enough and person and op in ("argmax", "argmin"):  # no tie for the first place, named by what no guesser says
-                vals = sorted((r[target] for r in matched), reverse=op == "argmax")
-                enough = (len(vals) < 2 or vals[0] != vals[1]) and not (check and _guessed(theme, difficulty, db_seed, _early(op, matched, target, idf), "text"))
-            if enough and (writable is None or any(r[idf] in writable for r in matched)):
+            if answers_well(matched) and (writable is None or any(r[idf] in writable for r in matched)):
                 return matched
             return None
 
@@ -493,12 +507,13 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         question = f"Among {subject}{cond_text}, which has the {which} {field}? Answer with its {idtext}."
         answer_type = "text"
     elif op == "top":
-        k = min(len(matched) - 1, int(rng.integers(2, 4)))
+        # tasks v3: k drawn among the sizes with no tie at the edge (rather than the plan dropped after a tie)
+        k = (_pick(top_sizes(matched), rng) or 0) if person else min(len(matched) - 1, int(rng.integers(2, 4)))
         vals = sorted((r[target] for r in matched), reverse=True)
         if k < 2 or vals[k - 1] == vals[k]:
             return None
         plan.lines.append(f"    return [r[{idf!r}] for r in sorted(matched, key=lambda r: r[{target!r}], reverse=True)[:{k}]]")
-        early = [W.show(r[idf]) if not isinstance(r[idf], str) else r[idf] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
+        early = _top(matched, target, idf, k)
         most = "most" if W.is_plural(field) else "highest"
         question = f"Which {k} of {subject}{cond_text} have the {most} {field}? Answer with their {W.plural(idtext)}."
         answer_type = "set"
@@ -511,8 +526,11 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         parts = {wparam: f"each of {subject}{cond_text}", **{p: W.argument_text(theme, w, p, v) for p, v in wargs.items()}}
         requests.append(W.clause(theme, w, parts))
         question = f"Skip any {noun} that cannot be changed, and tell me how many you changed."
-    if check and early is not None and _guessed(theme, difficulty, db_seed, early, answer_type):
-        return None  # the quality filter would reject it: a guesser's answer (checked here, before the program runs)
+    if check and early is not None and (_guessed(theme, difficulty, db_seed, early, answer_type)
+                                        or person and _thinned(theme, difficulty, db_seed, seed, early)):
+        return None  # the quality filter would reject it: a guesser's answer, a seen one (checked here, before the program runs)
+    if op == "sum" and early == int(early) and few_items(abs(int(early))):
+        return None  # a small whole total is a guess among few values, like a small count
     instruction, found, identity = W.goal(requests, question), [], None
     if person:  # tasks v3: records named by what a person knows, found by reads that open the program
         instruction, found, identity = P.personalize(theme, fx, instruction, plan.given)
@@ -523,8 +541,6 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     answer, trace, ok = execute(theme, program, run, outputs=outputs, classic=not person)
     if not ok or answer in (None, [], 0) and op == "write":
         return None
-    if op == "sum" and isinstance(answer, (int, float)) and answer == int(answer) and few_items(abs(int(answer))):
-        return None  # a small whole total is a guess among few values, like a small count
     if isinstance(answer, list):
         answer = [W.show(a) if not isinstance(a, str) else a for a in answer]
     tables, final = (), None
@@ -818,6 +834,39 @@ def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, ans
 
     answer = list(answer) if isinstance(answer, tuple) else answer
     return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
+
+
+def _top_sizes(matched: list[dict], target: str) -> list[int]:
+    """Tasks v3: the sizes k (2 or 3, fewer than the records) of a top-k of `matched` by `target` whose k-th record ties
+    with none left out (a tie there would make the answer ambiguous)."""
+    vals = sorted((r[target] for r in matched), reverse=True)
+    return [k for k in (2, 3) if k < len(vals) and vals[k - 1] != vals[k]]
+
+
+def _top(matched: list[dict], target: str, name: str, k: int) -> list:
+    """The answer of a top-k: the `name` field of the k records with the highest `target`."""
+    return [W.show(r[name]) if not isinstance(r[name], str) else r[name] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
+
+
+def _thinned(theme: Theme, difficulty: int, db_seed: int, seed: int, answer: Any) -> bool:
+    """Tasks v3: an answer seen tasks give often, passed over for this seed (`synthesis.thinned_answer`; the quality filter
+    asks it again of the finished task): asked of the answer a plan works out before its program is written and run."""
+    from . import thinned_answer
+
+    return thinned_answer(theme, difficulty, db_seed, seed, answer)
+
+
+def _passed_over(theme: Theme, difficulty: int, db_seed: int, seed: int, answer: Any, answer_type: str) -> bool:
+    """Tasks v3: `_guessed`, or `_thinned` for this seed: a plan draws another filter rather than end on either."""
+    return _guessed(theme, difficulty, db_seed, answer, answer_type) or _thinned(theme, difficulty, db_seed, seed, answer)
+
+
+def _most_dependent(theme: Theme, fx: Facts, given: list[tuple], prefixed: bool, lookups: int) -> int:
+    """Tasks v3: the most dependent lookups (`depth.chain_lookups`) a plan can reach whatever it goes on to do: each read
+    but the first of those that find a record a person names (`persona.resolve`), the prefix step, the list when a read
+    before it gives its key, and each lookup (writes count none). Below the level's floor the plan cannot pass."""
+    found = [r for _, table, column, value in given if column == theme.spec.table(table).pk and (r := P.resolve(theme, fx, column, value))]
+    return sum(len(r.calls) - 1 for r in found) + prefixed + (prefixed or bool(found)) + lookups
 
 
 def _nameable(theme: Theme, fx: Facts, key: str, values: tuple) -> tuple:
