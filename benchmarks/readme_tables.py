@@ -455,13 +455,19 @@ def trl_table() -> list[str]:
         lines += ["", "| GRPO step | " + " | ".join(str(x["step"]) for x in part) + " |", "|---|" + "---:|" * len(part),
                   "| mean reward of its rollouts | " + " | ".join(f"{x['reward']:.2f}" for x in part) + " |",
                   "| tool calls a rollout | " + " | ".join(f"{x['tool_calls']:.1f}" if x.get("tool_calls") is not None else "" for x in part) + " |"]
-    if half := len(steps) // 2:
-        def pooled(xs: list[dict]) -> str:
-            n = per_step * len(xs)
-            wins = round(sum(x["reward"] for x in xs) * per_step)
-            lo, hi = wilson(wins, n)
-            return f"{wins / n:.2f} [{lo:.2f}, {hi:.2f}] (n={n})"
+    def pooled(xs: list[dict]) -> str:
+        n = per_step * len(xs)
+        wins = round(sum(x["reward"] for x in xs) * per_step)
+        lo, hi = wilson(wins, n)
+        return f"{wins / n:.2f} [{lo:.2f}, {hi:.2f}] (n={n})"
 
+    # a step holds one task's group, so compare whole passes over the task set (every task once), not single steps
+    per_pass = a["n_tasks"] * a["num_generations"] // per_step
+    passes = [steps[i:i + per_pass] for i in range(0, len(steps) - per_pass + 1, per_pass)]
+    if len(passes) >= 2:
+        lines += ["", "| pass over the task set (steps) | rollout reward [95% interval] (n) |", "|---|---|"]
+        lines += [f"| {i + 1} ({p[0]['step']}-{p[-1]['step']}) | {pooled(p)} |" for i, p in enumerate(passes)]
+    if half := len(steps) // 2:
         lines += ["", f"Rollout reward, first {half} steps {pooled(steps[:half])} vs last {half} steps {pooled(steps[-half:])} "
                       "(95% Wilson intervals, rewards counted as successes)."]
     return lines
