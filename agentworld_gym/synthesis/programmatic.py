@@ -407,7 +407,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         enough = not few_items(len(matched)) if op == "count" else not person or op == "write" or len(matched) >= MIN_CANDIDATES
         if enough and person and check and op in ("count", "sum"):  # tasks v3: built to miss a guesser (not filtered after)
             early = _early(op, matched, target, idf)
-            enough = not (op == "sum" and early == int(early) and few_items(abs(int(early)))) and not _passed_over(
+            enough = not (op == "sum" and _small_total(early)) and not _passed_over(
                 theme, difficulty, db_seed, seed, early, "number")
         elif enough and person and op in ("argmax", "argmin"):  # no tie for the first place, named by what no guesser says
             vals = sorted((r[target] for r in matched), reverse=op == "argmax")
@@ -490,7 +490,7 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         question = f"How many of {subject} have {cond}?" if cond else f"How many {nouns} are there of {ktext}?"
     elif op == "sum":
         plan.lines.append(f"    return round(sum(r[{target!r}] for r in matched), 2)")
-        early = round(sum(r[target] for r in matched), 2)
+        early = _early(op, matched, target, idf)
         total = field if field.startswith(("total", "sum")) else f"total {field}"
         if W.is_plural(field) and not field.startswith(("total", "sum")):
             question = f"How many {field} do {subject}{cond_text} have in total?"
@@ -529,8 +529,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
     if check and early is not None and (_guessed(theme, difficulty, db_seed, early, answer_type)
                                         or person and _thinned(theme, difficulty, db_seed, seed, early)):
         return None  # the quality filter would reject it: a guesser's answer, a seen one (checked here, before the program runs)
-    if op == "sum" and early == int(early) and few_items(abs(int(early))):
-        return None  # a small whole total is a guess among few values, like a small count
+    if op == "sum" and _small_total(early):
+        return None
     instruction, found, identity = W.goal(requests, question), [], None
     if person:  # tasks v3: records named by what a person knows, found by reads that open the program
         instruction, found, identity = P.personalize(theme, fx, instruction, plan.given)
@@ -834,6 +834,11 @@ def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, ans
 
     answer = list(answer) if isinstance(answer, tuple) else answer
     return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
+
+
+def _small_total(total: float) -> bool:
+    """A small whole total is a guess among few values, like a small count."""
+    return total == int(total) and few_items(abs(int(total)))
 
 
 def _top_sizes(matched: list[dict], target: str) -> list[int]:
