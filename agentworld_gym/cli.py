@@ -201,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: none)")
     p.add_argument("--policy", default="oracle",
                    help="oracle | random | smollm2-135m | hf:<model> | openai:<model>@<base_url> (default: %(default)s)")
+    p.add_argument("--heldout", choices=("v2", "v3"), default="v2",
+                   help="suite heldout: which freeze; v2 the classic requests the published training figures used, v3 the same "
+                        "themes with a person's requests (tasks v3) (default: %(default)s)")
     p.add_argument("--categories", nargs="+", metavar="NAME",
                    help="suite: BFCL categories (any the bfcl-eval package ships), tau2 domains or held-out L1 categories; "
                         "with --suite all each suite takes the names it knows (default: every single-turn BFCL category, "

@@ -136,15 +136,15 @@ def synthesis_speed(themes: list[str], seeds: int, grader) -> dict:
     comparison (the quality filter compares the gold replay, a wrong answer and every cheap answer)."""
     from agentworld_gym.envs import get_theme
 
-    import agentworld_gym.synthesis as S
-    import agentworld_gym.synthesis.programmatic as P
+    import agentworld_gym.synthesis.quality as S
     import agentworld_gym.tasks as T
     from agentworld_gym.errors import AgentWorldError
 
-    saved = (S.answers_match, P.answers_match, T.answers_match)
-    S.answers_match = P.answers_match = T.answers_match = grader
+    saved = (S.answers_match, T.answers_match)
+    S.answers_match = T.answers_match = grader
     S._answer_prior.cache_clear()
     S._guesses.cache_clear()
+    S._guessed.cache_clear()
     try:
         made, start = 0, time.process_time()
         for theme_id in themes:
@@ -158,7 +158,7 @@ def synthesis_speed(themes: list[str], seeds: int, grader) -> dict:
                         pass
         seconds = time.process_time() - start
     finally:
-        S.answers_match, P.answers_match, T.answers_match = saved
+        S.answers_match, T.answers_match = saved
     return {"tasks": made, "cpu_seconds": round(seconds, 2), "tasks_per_second": round(made / seconds, 1)}
 
 

@@ -38,8 +38,9 @@ from agentworld_gym.suites.core import wilson
 from agentworld_gym.synthesis import LEVELS, synthesize_task, task_key
 from agentworld_gym.synthesis import depth as D
 from agentworld_gym.synthesis import persona as P
-from agentworld_gym.synthesis.audit import RULES, audit
+from agentworld_gym.synthesis.audit import RULES
 from agentworld_gym.synthesis.facts import facts
+from agentworld_gym.synthesis.quality import audit
 
 SOURCES = ("flagship", "catalog", "toucan")
 REPEAT_SEEDS = 3  # seeds tried per task wanted: a theme that keeps repeating itself gives fewer tasks

@@ -428,6 +428,13 @@ def ppo_table() -> list[str]:
             "bound for any constant policy); learning curves in `benchmarks/results/ppo_candidates.md`."]
 
 
+def grpo_passes(args: dict, steps: list[dict]) -> list[list[dict]]:
+    """GRPO's logged steps in whole passes over the task set (every task once). A step holds one task's group, so its
+    reward says as much about the task drawn as about the policy: compare passes, not single steps."""
+    per_pass = args["n_tasks"] * args["num_generations"] // args["batch"]
+    return [steps[i:i + per_pass] for i in range(0, len(steps) - per_pass + 1, per_pass)]
+
+
 def trl_table() -> list[str]:
     """TRL's cold start + GRPO on SmolLM2-135M (trl_curve.py): the greedy evaluations, GRPO's reward per step, and
     whether the later steps' rollouts beat the first steps' beyond their 95% intervals."""
@@ -461,9 +468,7 @@ def trl_table() -> list[str]:
         lo, hi = wilson(wins, n)
         return f"{wins / n:.2f} [{lo:.2f}, {hi:.2f}] (n={n})"
 
-    # a step holds one task's group, so compare whole passes over the task set (every task once), not single steps
-    per_pass = a["n_tasks"] * a["num_generations"] // per_step
-    passes = [steps[i:i + per_pass] for i in range(0, len(steps) - per_pass + 1, per_pass)]
+    passes = grpo_passes(a, steps)
     if len(passes) >= 2:
         lines += ["", "| pass over the task set (steps) | rollout reward [95% interval] (n) |", "|---|---|"]
         lines += [f"| {i + 1} ({p[0]['step']}-{p[-1]['step']}) | {pooled(p)} |" for i, p in enumerate(passes)]

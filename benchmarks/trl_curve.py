@@ -189,24 +189,13 @@ def main(args: Args) -> dict:
 
 def publish(progress: dict) -> None:
     """benchmarks/results/trl_curve.{json,md,png}: the three evaluations and the reward per GRPO step."""
+    from readme_tables import grpo_passes, trl_table  # the one rendering (docs/integrations.md shows the same)
+
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "trl_curve.json").write_text(json.dumps(progress, indent=1))
     a = progress["args"]
-    lines = [f"SmolLM2-135M on {a['env_id']} difficulty {a['difficulty']}: {a['n_tasks']} tasks (GRPO's and the evaluation's), "
-             f"cold start on {a['sft_episodes']} oracle episodes x {a['sft_epochs']} epochs, GRPO {a['batch']} rollouts a step "
-             f"({a['num_generations']} per task), {a['max_completion_length']}-token rollouts, lr {a['learning_rate']}, "
-             f"max {a['max_turns']} turns. A stage not reached is marked so.", "",
-             "| policy | tasks | success | n | 95% interval | seconds |", "|---|---|---|---|---|---|"]
-    grpo_name = f"after {progress['grpo']['steps']} GRPO steps" if "grpo" in progress else "after GRPO"
-    for key, name in (("untrained", "SmolLM2-135M, untrained"), ("cold_start", "after cold-start SFT"), ("trained", grpo_name)):
-        for suffix, tasks in (("", "GRPO's"), ("_held", "unseen")):
-            r = progress.get(key + suffix)
-            lines.append(f"| {name} | {tasks} | {r['rate']:.3f} | {r['n']} | [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {r['seconds']} |"
-                         if r else f"| {name} | {tasks} | not reached | | | |")
-    lines += ["", "| GRPO step | mean reward (its rollouts) | tool calls a rollout | seconds since GRPO start |", "|---|---|---|---|"]
-    lines += [f"| {s['step']} | {s['reward']:.3f} | {s['tool_calls'] if s['tool_calls'] is not None else ''} | {s['seconds']} |"
-              for s in progress.get("grpo_steps", [])]
-    (RESULTS / "trl_curve.md").write_text("\n".join(lines) + "\n")
+    seconds = ", ".join(f"{s['step']}: {s['seconds']}" for s in progress.get("grpo_steps", []))
+    (RESULTS / "trl_curve.md").write_text("\n".join([*trl_table(), "", f"Seconds since GRPO's start, by step: {seconds}."]) + "\n")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -215,11 +204,7 @@ def publish(progress: dict) -> None:
     steps = progress.get("grpo_steps", [])
     fig, ax = plt.subplots(figsize=(6, 4.2))
     ax.plot([s["step"] for s in steps], [s["reward"] for s in steps], marker=".", alpha=0.5, label="GRPO: mean reward of the step's rollouts")
-    # a step holds one task's group, so its reward says as much about the task as the policy: the mean of each whole
-    # pass over the task set (every task once) is the curve to read
-    per_pass = a["n_tasks"] * a["num_generations"] // a["batch"]
-    passes = [steps[i:i + per_pass] for i in range(0, len(steps) - per_pass + 1, per_pass)]
-    for i, p in enumerate(passes):
+    for i, p in enumerate(grpo_passes(a, steps)):
         ax.hlines(sum(x["reward"] for x in p) / len(p), p[0]["step"] - 0.5, p[-1]["step"] + 0.5, color="tab:orange",
                   label=f"GRPO: mean of each pass over the {a['n_tasks']} tasks" if i == 0 else None)
     for key, style, name in (("untrained", ":", "untrained (greedy eval)"), ("cold_start", "--", "cold start (greedy eval)"),

@@ -16,7 +16,7 @@ from agentworld_gym.synthesis import depth as D
 from agentworld_gym.synthesis import persona as P
 from agentworld_gym.synthesis import quality_problems, synthesize_task
 from agentworld_gym.synthesis.chain import hops_needed, reachable, synthesize_chain_task
-from agentworld_gym.synthesis.graph import answer_of
+from agentworld_gym.synthesis.replay import answer_of
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -27,7 +27,7 @@ def _person_requests():
 
 @pytest.mark.parametrize(("theme_id", "level"), [("finance", 2), ("finance", 3), ("music", 3), ("cloud", 3), ("news", 4), ("social", 5)])
 def test_a_chain_reaches_its_level_by_dependent_lookups(theme_id, level, monkeypatch):
-    import agentworld_gym.synthesis as S
+    import agentworld_gym.synthesis.quality as S
 
     # the chain's depth, whatever seen answers another test worked out (`synthesis.thinned` passes over most seeds of a
     # theme whose chains give few answers, such as cloud level 3, and which seeds depends on what was sampled before)

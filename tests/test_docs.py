@@ -105,7 +105,7 @@ def test_figures_in_the_docs_match_the_code():
     """Figures stated in prose, against what the code holds (the counts of the pool are generated, readme_tables.py)."""
     from agentworld_gym import actions, envs
     from agentworld_gym.suites.core import _category, heldout_suite
-    from agentworld_gym.synthesis import PRIOR_SAMPLE
+    from agentworld_gym.synthesis.quality import PRIOR_SAMPLE
 
     readme, pages = README.read_text(encoding="utf-8"), {p.name: p.read_text(encoding="utf-8") for p in PAGES}
     formats = [line for line in pages["actions.md"].split("## Accepted tool-call formats")[1].split("\n#")[0].splitlines()

@@ -65,15 +65,7 @@ LATE_BINDING: dict[tuple[str, str], str] = {
     ("envs", "mcp.registration"): "registering AgentWorld/mcp-v0, tau2 and release ids on import (no SDK loaded)",
     ("envs.catalog", "discovery.pool"): "catalog themes are rebuilt from the pool's recipes on first gym.make",
     ("envs.catalog", "discovery.pipeline"): "... by the discovery pipeline (forge_theme)",
-    # the synthesizers reject tasks that fail the package's quality checks, and those checks sample
-    # tasks to estimate answer priors: a recursion by design, closed at call time
-    ("synthesis.graph", "synthesis"): "quality_problems/guessable",
-    ("synthesis.programmatic", "synthesis"): "guesses",
-    ("synthesis.rules", "synthesis"): "quality_problems",
-    ("synthesis.audit", "synthesis"): "quality_problems",
-    ("synthesis.phrasing", "synthesis"): "instruction_values",
     ("suites.core", "train.ray_rollouts"): "bench --ray: the env workers of the one Ray layer (train.ray_rollouts), loaded only with --ray",
-    ("synthesis.graph", "synthesis.chain"): "graph tasks try constructive chains first; chains are built from graph's sampling helpers",
 }
 
 

@@ -61,7 +61,7 @@ def test_a_record_is_found_by_what_a_person_knows_and_the_reads_find_it():
     outputs = D.outputs_of(fx, res.calls)
     assert any(x.get("appointment_id") == appointment for x in outputs[-1])
     program = "def solve(call):\n" + "\n".join(res.source) + f"\n    return {res.var}\n"
-    from agentworld_gym.synthesis.programmatic import execute
+    from agentworld_gym.synthesis.replay import execute
 
     with fx.run() as run:
         answer, trace, ok = execute(theme, program, run)
@@ -249,7 +249,7 @@ def test_answers_repeated_among_checked_tasks_are_thinned():
     import dataclasses
     from collections import Counter
 
-    from agentworld_gym.synthesis import _SEEN, _answer_key, seen_answers, thinned
+    from agentworld_gym.synthesis.quality import _SEEN, _answer_key, seen_answers, thinned
 
     theme = get_theme("calendar")
     seen = seen_answers(theme, 1)
@@ -271,7 +271,7 @@ def test_an_answer_given_while_thinned_counts_for_its_thinning(monkeypatch):
     seeds it would have taken); counted as 1, an answer thinned early looked rare in later rounds and stayed common."""
     from collections import Counter
 
-    import agentworld_gym.synthesis as S
+    import agentworld_gym.synthesis.quality as S
 
     rounds = iter([Counter(a=3), Counter(a=1, b=1)])  # the second round repeats nothing: the last one drawn
     monkeypatch.setattr(S, "_answer_counts", lambda *a, **k: (next(rounds), {"a": "A", "b": "B"}))

@@ -126,6 +126,32 @@ def run_sample(folder):
     return heldout_suite(100, 0, path=folder).items
 
 
+def test_bench_picks_the_heldout_freeze(tmp_path, capsys):
+    """`agentworld bench --suite heldout --heldout v3` plays the v3 freeze (a person's requests), v2 stays the default;
+    an unknown freeze is a ConfigError naming the known ones."""
+    from agentworld_gym.suites.core import HELDOUT_VERSIONS
+
+    v2, v3 = ({t.id for t in load_heldout(version=v)} for v in ("v2", "v3"))
+    assert v2 and v3 and not v2 & v3
+    assert {t.id for t in load_heldout()} == v2  # the default
+    assert main(["bench", "--suite", "heldout", "--heldout", "v3", "--policy", "oracle", "--episodes", "6", "--no-nulls",
+                 "--out", str(tmp_path / "v3")]) == 0
+    rows = json.loads((tmp_path / "v3.json").read_text())
+    assert rows["heldout_version"] == "v3" and rows["overall"]["all"]["success_mean"] == 1.0
+    assert {r["id"] for r in rows["items"]} <= v3 and len(rows["items"]) == 6
+    with pytest.raises(ConfigError, match="v2"):
+        load_heldout(version="v4")
+    parser_choices = next(a.choices for a in _bench_parser()._actions if a.dest == "heldout")
+    assert tuple(parser_choices) == tuple(HELDOUT_VERSIONS)
+
+
+def _bench_parser():
+    from agentworld_gym.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    return sub.choices["bench"]
+
+
 def test_training_on_a_heldout_theme_is_refused():
     with pytest.raises(ConfigError, match="held-out"):
         training_themes([sorted(heldout_themes())[0]])

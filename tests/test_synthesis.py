@@ -360,7 +360,7 @@ def test_left_out_write_of_a_program_is_found_on_the_replay_copy():
     def task_of(body: list[str]) -> Task:
         program = "def solve(call):\n" + "\n".join(body) + "\n    return 1\n"
         with fx.run() as run:
-            from agentworld_gym.synthesis.programmatic import execute
+            from agentworld_gym.synthesis.replay import execute
 
             _, trace, ok = execute(theme, program, run)
             assert ok

@@ -13,9 +13,10 @@ from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.policies import run_episode
 from agentworld_gym.policies.null import CONSTANT_ANSWERS, FirstIdPolicy, first_value, null_policies
 from agentworld_gym.synthesis import answer_prior, cheap_answers, guessable, quality_problems, synthesize_task
-from agentworld_gym.synthesis.audit import audit, wording_problems
+from agentworld_gym.synthesis.audit import wording_problems
 from agentworld_gym.synthesis.facts import facts
 from agentworld_gym.synthesis.graph import capped
+from agentworld_gym.synthesis.quality import audit
 from agentworld_gym.tasks import Task
 
 THEME = "finance"
@@ -120,7 +121,7 @@ def test_an_answer_a_cheap_strategy_gives_is_rejected(theme, answer_task):
 
 
 def test_answer_prior_is_deterministic_and_frequent(theme):
-    from agentworld_gym.synthesis import _answer_prior
+    from agentworld_gym.synthesis.quality import _answer_prior
 
     a = answer_prior(theme, 2)
     _answer_prior.cache_clear()

@@ -35,6 +35,9 @@ from ..checks import write_text_atomic
 from ..errors import ConfigError
 
 SUITES = ("heldout", "bfcl", "tau2")
+# the held-out suite's freezes (package data): v2 the classic requests every published training figure was measured on,
+# v3 the same themes with tasks v3's rules (a person's requests); `agentworld bench --heldout v3`
+HELDOUT_VERSIONS = {"v2": "heldout", "v3": "heldout_v3"}
 ALL = "all"
 
 
@@ -51,10 +54,12 @@ def heldout_themes(path: str | Path | None = None) -> set[str]:
     return {p.stem for p in folder.glob("*.jsonl")}
 
 
-def load_heldout(path: str | Path | None = None):
+def load_heldout(path: str | Path | None = None, version: str = "v2"):
     from ..tasks import load_tasks
 
-    folder = Path(path) if path else suites_dir() / "heldout"
+    if version not in HELDOUT_VERSIONS:
+        raise ConfigError(f"Expected a held-out version in {tuple(HELDOUT_VERSIONS)}, got {version!r}.")
+    folder = Path(path) if path else suites_dir() / HELDOUT_VERSIONS[version]
     files = sorted(folder.glob("*.jsonl"))
     if not files:
         raise ConfigError(f"Expected held-out task files (*.jsonl) in {folder}, got none. "
@@ -322,9 +327,10 @@ def play_nulls(tasks, seed: int, max_turns: int = 5, desc: str = "tasks", worker
 
 
 def heldout_suite(episodes: int | None = None, seed: int = 0, path: str | Path | None = None, max_turns: int = 5,
-                  categories: Sequence[str] | None = None, workers=None) -> Suite:
-    """The held-out tasks; with `workers` (`train.ray_rollouts.EnvWorkers`) their episodes play on Ray."""
-    tasks = load_heldout(path)
+                  categories: Sequence[str] | None = None, workers=None, version: str = "v2") -> Suite:
+    """The held-out tasks of freeze `version` (`HELDOUT_VERSIONS`; or the task files in `path`); with `workers`
+    (`train.ray_rollouts.EnvWorkers`) their episodes play on Ray."""
+    tasks = load_heldout(path, version)
     if categories:
         tasks = [t for t in tasks if _category(t.theme) in categories]
     tasks = stratified_sample(tasks, lambda t: (_category(t.theme), t.difficulty), episodes, seed)
@@ -636,10 +642,10 @@ def load_policy(policy: str, temperature: float = 0.0, max_new_tokens: int = 64,
 def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 1, seed: int = 0,
               temperature: float = 0.0, bfcl_path: str | None = None, max_new_tokens: int = 64,
               categories: Sequence[str] | None = None, nulls: bool = True, loaded=None, device: str | None = None,
-              dtype: str | None = None, user: str | None = None, judge: str | None = None, workers=None) -> dict:
+              dtype: str | None = None, user: str | None = None, judge: str | None = None, workers=None, heldout: str = "v2") -> dict:
     """Evaluate `policy` (a spec) on one suite; LLM policies are loaded once (on `device`) and generate in batches.
     `user` and `judge` apply to the tau2 suite only (default user: scripted). `workers` (`ray_workers`) plays the
-    heldout suite's episodes on Ray env workers."""
+    heldout suite's episodes on Ray env workers; `heldout` picks its freeze (`HELDOUT_VERSIONS`)."""
     if suite not in SUITES:
         raise ConfigError(f"Expected --suite in {(*SUITES, ALL)}, got {suite!r}.")
     if runs < 1:
@@ -654,7 +660,8 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
     loaded = loaded if loaded is not None else load_policy(policy, temperature, max_new_tokens, device, dtype)
     t0 = time.time()
     if suite == "heldout":
-        result = evaluate(heldout_suite(episodes, seed, categories=cats, workers=workers), policy, loaded, runs, seed, nulls)
+        result = evaluate(heldout_suite(episodes, seed, categories=cats, workers=workers, version=heldout), policy, loaded, runs, seed, nulls)
+        result["heldout_version"] = heldout
     elif suite == "bfcl":
         result = evaluate(bfcl_suite(episodes, seed, bfcl_path, cats), policy, loaded, runs, seed, nulls)
     else:
@@ -670,9 +677,9 @@ def run_suite(suite: str, policy: str, episodes: int | None = None, runs: int = 
 
 def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int = 1, seed: int = 0, temperature: float = 0.0,
             bfcl_path: str | None = None, max_new_tokens: int = 64, categories: Sequence[str] | None = None,
-            device: str | None = None, dtype: str | None = None, workers=None) -> dict:
+            device: str | None = None, dtype: str | None = None, workers=None, heldout: str = "v2") -> dict:
     """Every suite into one folder: <suite>.json/.md/.png, summary.json and index.html (`workers`: the heldout
-    suite on Ray env workers)."""
+    suite on Ray env workers; `heldout`: its freeze)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     split = _split_categories(ALL, categories, bfcl_path)  # fails on a bad name before any suite runs
@@ -680,7 +687,7 @@ def run_all(policy: str, out: str | Path, episodes: int | None = None, runs: int
     results = {}
     for suite in SUITES:
         results[suite] = run_suite(suite, policy, episodes, runs, seed, temperature, bfcl_path, max_new_tokens, split.get(suite), loaded=loaded,
-                                   workers=workers if suite == "heldout" else None)
+                                   workers=workers if suite == "heldout" else None, heldout=heldout)
         save_result(results[suite], out / suite)
     summary = {s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}
     write_text_atomic(out / "summary.json", json.dumps({"policy": policy, "runs": runs, "seed": seed, "suites": summary}, indent=1))
@@ -813,7 +820,8 @@ def _cmd_suite(args, workers) -> int:
     if args.suite == ALL:
         out = args.out or f"bench-{args.policy.replace('/', '_').replace(':', '_').replace('@', '_')[:60]}"
         results = run_all(args.policy, out, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path, categories=categories,
-                          device=getattr(args, "device", None), dtype=getattr(args, "dtype", None), workers=workers)
+                          device=getattr(args, "device", None), dtype=getattr(args, "dtype", None), workers=workers,
+                          heldout=getattr(args, "heldout", "v2"))
         if args.json:
             print(json.dumps({s: {"n_items": r["n_items"], **r["overall"]["all"]} for s, r in results.items()}))
         else:
@@ -824,7 +832,7 @@ def _cmd_suite(args, workers) -> int:
     result = run_suite(args.suite, args.policy, args.episodes, args.runs, args.seed, args.temperature, args.bfcl_path,
                        categories=categories, device=getattr(args, "device", None), dtype=getattr(args, "dtype", None),
                        nulls=not getattr(args, "no_nulls", False), user=getattr(args, "user", None), judge=getattr(args, "judge", None),
-                       workers=workers)
+                       workers=workers, heldout=getattr(args, "heldout", "v2"))
     if args.out:
         save_result(result, args.out)
     print(json.dumps({k: v for k, v in result.items() if k != "items"}) if args.json else markdown_table(result))

@@ -1,6 +1,6 @@
 """Checks a task's instruction and gold solution against the rules of tasks v2, by check, not by eye.
 
-`audit(theme, task)` names each rule a task breaks; the quality filter rejects on the wording rules
+`quality.audit(theme, task)` names each rule a task breaks; the quality filter rejects on the wording rules
 (`wording_problems`) and `benchmarks/bench_task_quality.py` reports the rate of each over samples.
 The rules: the instruction is a goal (no numbered steps, no "step N", no "then" narration, no tool
 identifiers), has no decoy sentences, every gold call is needed, writes do not cancel out, references
@@ -29,7 +29,7 @@ _POINTER = re.compile(r"\b(?:that|those|this|these)\s+(?!(?:have|has|had|cannot|
                       r"|\bthe first \w+(?: \w+)? (?:listed|it lists)\b|\bfrom (?:the )?(?:previous|earlier) (?:step|result)\b", re.I)
 
 
-def _blanked(task: Task) -> str:
+def blanked(task: Task) -> str:
     """The instruction with the values of its gold calls blanked out (an id may hold any word)."""
     text = task.instruction
     for c in task.solution:
@@ -55,7 +55,7 @@ def pointer(text: str) -> bool:
 
 def wording_problems(theme: Theme, task: Task) -> list[str]:
     """The wording rules a task's instruction breaks (its values blanked out first: an id may hold any word)."""
-    text = _blanked(task)
+    text = blanked(task)
     problems = []
     names = _tool_names(theme)
     if _STEPS.search(text) or (names is not None and names.search(text)):
@@ -76,29 +76,4 @@ def _tool_names(theme: Theme) -> re.Pattern | None:
     return re.compile(r"\b(?:" + "|".join(names) + r")\b") if names else None
 
 
-def audit(theme: Theme, task: Task) -> list[str]:
-    """Every rule of RULES the task breaks (replays its gold solution once)."""
-    from . import quality_problems
-    from .facts import capped, facts
-
-    problems = wording_problems(theme, task)
-    if column_phrases(theme, _blanked(task)):
-        problems.append("column_phrase")
-    found = quality_problems(theme, task)
-    if "a gold lookup's result is never used" in found:
-        problems.append("unused_call")
-    if "gold writes cancel each other out" in found or "a gold write can be left out" in found:
-        problems.append("self_cancelling")
-    if "a value in the instruction matches several rows" in found and "ambiguous_reference" not in problems:
-        problems.append("ambiguous_reference")
-    if task.answer_type == "number":
-        with facts(theme, task.db_seed).run() as run:
-            for c in task.solution:
-                result = run.call(c["name"], c.get("arguments", {}))
-                if result.ok and capped(theme.toolset[c["name"]], c.get("arguments", {}), result.data):
-                    problems.append("page_size_answer")
-                    break
-    return problems
-
-
-__all__ = ["RULES", "audit", "column_phrases", "pointer", "wording_problems"]
+__all__ = ["RULES", "blanked", "column_phrases", "pointer", "wording_problems"]

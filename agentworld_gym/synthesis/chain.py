@@ -44,13 +44,13 @@ from .graph import (
     level,
     lookalikes,
     output_kind,
-    quality,
     sample_key,
     sample_plain,
     state_check,
     task_id,
     viable,
 )
+from .quality import candidate_problems
 
 AGGREGATE_SHARE = 0.7  # of level 4-5 chains, those that end in an aggregate (the rest chain 3-4 records one by one)
 EXPANSIONS = 40  # hops tried per chain before the attempt gives up (the search is bounded whatever the world)
@@ -433,7 +433,7 @@ def synthesize_chain_task(theme: Theme, difficulty: int, seed: int = 0, db_seed:
             if task is None:
                 continue
             if check:
-                problems = quality(theme, task, run, seed)
+                problems = candidate_problems(theme, task, run, seed)
                 if problems:
                     continue
             return task

@@ -34,7 +34,8 @@ from ..tools import Tool
 from . import depth as D
 from . import persona as P
 from . import wording as W
-from .facts import Facts, Run, capped, facts, same_rows
+from .facts import Facts, Run, capped, facts
+from .quality import candidate_problems
 
 STRONG, WEAK, INDEPENDENT = 3, 2, 1
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -44,7 +45,6 @@ MAX_CALLS = 19  # gold calls per task: with the final submit it fits the env's d
 # Walks keep only needed calls; worlds seldom chain more than three needed lookups, so a level asks
 # for at least this many needed calls (or its own minimum, if lower) after the walk is pruned.
 MIN_NEEDED_CALLS = 3
-CHAIN_ATTEMPTS = 12  # tasks v3: chains tried (`chain.synthesize_chain_task`) before the walks, from level 2
 WALKS_UP_TO = 3  # tasks v3: from this level a theme whose world holds no chain for it makes no graph task (measured:
 # walks filtered for depth reached level 3 in 2 of 16 flagship requests, levels 4-5 in none)
 
@@ -202,25 +202,6 @@ def record_noun(theme: Theme, fx: Facts, t: Tool, data: dict) -> str | None:
             if len(cols & set(data)) * 2 >= len(cols):
                 return noun_of(key)
     return None
-
-
-def answer_of(data: Any, path: list) -> Any:
-    """The answer a graph task reads from its last output: a field, a count of listed items,
-    (path [call, "#0", field]) a field of the only listed item, (path [call, "#where", key field,
-    value, field]) a field of the listed record with that key, or (path [call, "#max" or "#min", field,
-    key field]) the key of the listed record with the most or least of a field."""
-    field = path[1]
-    if field == "#count":
-        return len(data)
-    if field in ("#max", "#min"):  # [call, "#max", field, key field]: the key of the listed record with the most of field (`chain`)
-        items = [x for x in data if isinstance(x, dict)] if isinstance(data, list) else []
-        return (max if field == "#max" else min)(items, key=lambda x: x[path[2]])[path[3]] if items else None
-    if field == "#where":  # [call, "#where", key field, key value, field]: a field of the listed record with that key (`chain`)
-        items = [x for x in data if isinstance(x, dict) and x.get(path[2]) == path[3]] if isinstance(data, list) else []
-        return items[0].get(path[4]) if len(items) == 1 else None
-    if field == "#0":
-        data, field = (data[0] if isinstance(data, list) and len(data) == 1 else None), path[2]
-    return data.get(field) if isinstance(data, dict) else None
 
 
 def lookalikes(fx: Facts, given: list[tuple]) -> int:
@@ -484,26 +465,14 @@ def _next_tool(edges: dict[str, int], tools: dict[str, Tool], lv: Level, rng, us
     return names[draw(rng, _edge_cdf(tuple(edges[n] for n in names), lv.sharpness))]
 
 
-def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,
-                          answers_only: bool = False) -> Task:
-    """One verified graph task for `theme` at `difficulty`, deterministic in `seed`.
+def synthesize_walk_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,
+                         answers_only: bool = False) -> Task:
+    """One verified task from weight-biased walks over the tool dependency graph for `theme` at `difficulty`,
+    deterministic in `seed` (the graph kind's classic tasks; `synthesis.synthesize_graph_task`).
 
     Bounded: at most `attempts` walks. Raises TaskError when none gives a valid task. `answers_only`:
     no writes (the tasks `answer_prior` samples: only tasks that change nothing are guessed).
     """
-    if P.enabled() and difficulty >= 2:  # tasks v3: a chain of dependent lookups built on the world, else the walks below
-        from .chain import reachable, synthesize_chain_task
-
-        # walks past level 2 almost never meet the depth floor: without a chain the level steps down sooner
-        if not reachable(theme, difficulty) and difficulty >= WALKS_UP_TO:
-            raise TaskError(f"Expected theme {theme.id!r} to hold a chain of {difficulty} records for a level-{difficulty} graph task, "
-                            "got none by its tools; try a lower difficulty, or pass fallback=True to synthesize_task.")
-        if reachable(theme, difficulty):
-            try:
-                return synthesize_chain_task(theme, difficulty, seed, db_seed, attempts=CHAIN_ATTEMPTS, check=check, answers_only=answers_only)
-            except TaskError:
-                if difficulty >= WALKS_UP_TO:
-                    raise
     lv = level(difficulty)
     rng = np.random.default_rng([seed, difficulty, db_seed, 7919])
     fx = facts(theme, db_seed)
@@ -556,7 +525,7 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
             if task is None:
                 continue
             if check:
-                problems = quality(theme, task, walk.run, seed)
+                problems = candidate_problems(theme, task, walk.run, seed)
                 if problems:
                     continue
             return task
@@ -565,32 +534,6 @@ def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_s
     raise TaskError(f"Expected theme {theme.id!r} to yield a valid graph task at difficulty {difficulty}, got none in "
                     f"{attempts} walks (seed {seed}{'; last problems: ' + ', '.join(problems) if problems else ''}). "
                     "Try a lower difficulty, kind='programmatic', or pass fallback=True to synthesize_task.")
-
-
-def quality(theme: Theme, task: Task, run: Run, seed: int | None = None) -> list[str]:
-    """`quality_problems` of a candidate task made on `run`, whose cheap rules are checked first: a rule
-    the task breaks whatever its replay shows rejects it before the replay (the same tasks are kept).
-    `seed`: the synthesis seed the candidate was drawn for (tasks v3: `synthesis.thinned`)."""
-    from . import guessable, quality_problems, thinned
-    from .audit import wording_problems
-
-    if guessable(theme, task):
-        return ["a cheap strategy's answer passes"]
-    if seed is not None and thinned(theme, task, seed):
-        return ["its answer is one seen tasks give often (passed over for this seed)"]
-    wording = wording_problems(theme, task)
-    if wording:
-        return [f"the instruction breaks the wording rule {rule!r}" for rule in wording]
-    if any(run.fx.count(*u) != 1 for u in task.features.get("unique", ())):
-        return ["a value in the instruction matches several rows"]
-    reference = None
-    if task.state_hash:  # the run's end state, read when it was hashed (nothing wrote since)
-        reference = run.state_rows if run.state_rows is not None and tuple(run.state_rows) == task.state_tables else \
-            {t: run.fx.rows(run.conn, t) for t in task.state_tables}
-        if any(same_rows(reference[t], run.fx.initial_rows(t)) for t in task.state_tables):
-            # a replay that ends elsewhere breaks another rule: rejected either way
-            return ["gold writes cancel each other out"]
-    return quality_problems(theme, task, reference=reference)
 
 
 def _ref_phrase(theme: Theme, walk: _Walk, param: str, j: int) -> str:

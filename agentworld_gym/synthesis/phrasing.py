@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import PhrasingError
 from ..tasks import Task
+from .quality import instruction_values
 from .wording import show
 
 PROMPT = ("Rewrite the customer request below the way the customer would say it in a chat: first person, natural, "
@@ -34,8 +35,6 @@ PROMPT = ("Rewrite the customer request below the way the customer would say it 
 
 def needed(task: Task) -> list[str]:
     """The values the rewrite must keep verbatim: those of the original request (`instruction_values`)."""
-    from . import instruction_values
-
     return instruction_values(task.instruction)
 
 

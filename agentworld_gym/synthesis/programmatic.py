@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TaskError
-from ..tasks import Task, answers_match
+from ..tasks import Task
 from ..theme import Theme, humanize, noun_of
 from ..tools import Tool
 from . import depth as D
@@ -42,13 +42,14 @@ from .graph import (
     level,
     lookalikes,
     output_kind,
-    quality,
     sample_key,
     sample_plain,
     state_check,
     task_id,
     viable,
 )
+from .quality import candidate_problems, guess_mode, guessed, thinned_answer
+from .replay import execute
 
 MAX_ITEMS = 20  # listed entities an aggregation may range over
 MAX_RECORDS = 8  # entities a loop of calls (lookups, writes) may range over: the gold then fits in MAX_CALLS
@@ -217,7 +218,7 @@ def _numeric_fields(records: list[dict], skip: set) -> list[str]:
 def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,
                                  answers_only: bool = False) -> Task:
     """One verified programmatic task, deterministic in `seed`; TaskError after `attempts` plans.
-    `answers_only`: no conditional writes (see `synthesize_graph_task`)."""
+    `answers_only`: no conditional writes (see `synthesis.synthesize_graph_task`)."""
     lv = level(difficulty)
     rng = np.random.default_rng([seed, difficulty, db_seed, 104729])
     fx = facts(theme, db_seed)
@@ -246,7 +247,7 @@ def synthesize_programmatic_task(theme: Theme, difficulty: int = 1, seed: int = 
             if task is None:
                 continue
             if check:
-                problems = quality(theme, task, run, seed)
+                problems = candidate_problems(theme, task, run, seed)
                 if problems:
                     continue
             return task
@@ -526,8 +527,8 @@ def _attempt(theme: Theme, fx: Facts, roles: dict, run: Run, lv: Level, difficul
         parts = {wparam: f"each of {subject}{cond_text}", **{p: W.argument_text(theme, w, p, v) for p, v in wargs.items()}}
         requests.append(W.clause(theme, w, parts))
         question = f"Skip any {noun} that cannot be changed, and tell me how many you changed."
-    if check and early is not None and (_guessed(theme, difficulty, db_seed, early, answer_type)
-                                        or person and _thinned(theme, difficulty, db_seed, seed, early)):
+    if check and early is not None and (guessed(theme, difficulty, db_seed, early, answer_type)
+                                        or person and thinned_answer(theme, difficulty, db_seed, seed, early)):
         return None  # the quality filter would reject it: a guesser's answer, a seen one (checked here, before the program runs)
     if op == "sum" and _small_total(early):
         return None
@@ -595,8 +596,6 @@ LISTABLE_SWEEP = 500  # a key column with more values is sampled blind (listing 
 
 def _guess_key(theme: Theme, difficulty: int, db_seed: int) -> tuple:
     """(difficulty, db_seed, `synthesis.guess_mode`): what a checked plan's guess verdicts depend on (cache keys)."""
-    from . import guess_mode
-
     return difficulty, db_seed, guess_mode(theme, difficulty, db_seed)
 
 
@@ -805,35 +804,13 @@ def _countable(theme: Theme, shape: _Shape, conditions: int, guess: tuple[int, i
     difficulty, db_seed, _mode = guess
 
     def unguessed(n: int) -> bool:
-        return not few_items(n) and not _guessed(theme, difficulty, db_seed, n, "number")
+        return not few_items(n) and not guessed(theme, difficulty, db_seed, n, "number")
 
     if not conditions and unguessed(shape.n):
         return True
     if conditions >= 2:
         return any(unguessed(n) for n in range(1, shape.n))
     return any(n < shape.n and unguessed(n) for n in shape.kept)
-
-
-def _guessed(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str) -> bool:
-    """Whether a guesser who never looks at the world gives `answer` (the instruction-free part of
-    `cheap_answers`; the quality filter checks all of it again on the finished task)."""
-    from . import guess_mode, guesses
-
-    if isinstance(answer, dict):
-        return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
-    if isinstance(answer, list):  # remembered as a tuple, graded as the list it is
-        return _guessed_value(theme, difficulty, db_seed, tuple(answer), answer_type, guess_mode(theme, difficulty, db_seed))
-    return _guessed_value(theme, difficulty, db_seed, answer, answer_type, guess_mode(theme, difficulty, db_seed))
-
-
-@lru_cache(maxsize=65536)
-def _guessed_value(theme: Theme, difficulty: int, db_seed: int, answer: Any, answer_type: str, mode: str) -> bool:
-    """`_guessed` of a scalar answer, remembered: plans ask about the same small counts and totals again and
-    again, and the grader's parse of every guess is the costliest part of a plan (`mode`: one cache per `guess_mode`)."""
-    from . import guesses
-
-    answer = list(answer) if isinstance(answer, tuple) else answer
-    return any(answers_match(answer, c, answer_type) for c in guesses(theme, difficulty, db_seed))
 
 
 def _small_total(total: float) -> bool:
@@ -853,17 +830,11 @@ def _top(matched: list[dict], target: str, name: str, k: int) -> list:
     return [W.show(r[name]) if not isinstance(r[name], str) else r[name] for r in sorted(matched, key=lambda r: r[target], reverse=True)[:k]]
 
 
-def _thinned(theme: Theme, difficulty: int, db_seed: int, seed: int, answer: Any) -> bool:
-    """Tasks v3: an answer seen tasks give often, passed over for this seed (`synthesis.thinned_answer`; the quality filter
-    asks it again of the finished task): asked of the answer a plan works out before its program is written and run."""
-    from . import thinned_answer
-
-    return thinned_answer(theme, difficulty, db_seed, seed, answer)
-
-
 def _passed_over(theme: Theme, difficulty: int, db_seed: int, seed: int, answer: Any, answer_type: str) -> bool:
-    """Tasks v3: `_guessed`, or `_thinned` for this seed: a plan draws another filter rather than end on either."""
-    return _guessed(theme, difficulty, db_seed, answer, answer_type) or _thinned(theme, difficulty, db_seed, seed, answer)
+    """Tasks v3: `quality.guessed`, or `quality.thinned_answer` for this seed (asked of the answer a plan works out, before
+    its program is written and run; the quality filter asks both again of the finished task): a plan draws another
+    filter rather than end on either."""
+    return guessed(theme, difficulty, db_seed, answer, answer_type) or thinned_answer(theme, difficulty, db_seed, seed, answer)
 
 
 def _most_dependent(theme: Theme, fx: Facts, given: list[tuple], prefixed: bool, lookups: int) -> int:
@@ -900,51 +871,3 @@ class _Writable:
         if i not in self._known:
             self._known[i] = self.run.would_succeed(self.w.name, {self.param: i, **self.args})
         return self._known[i]
-
-
-def execute(theme: Theme, program: str, run: Run, savepoints: set[int] | frozenset = frozenset(),
-            outputs: list | None = None, classic: bool = False) -> tuple[Any, list[dict], bool]:
-    """Run a gold program on `run`'s world: (answer, trace of the calls that succeeded, ok).
-
-    The program is source this module generated (never agent or user text); it sees only `call`.
-    A read that fails aborts it (ok False); a write that fails returns None to the program, which
-    skips it, so the trace holds exactly the calls that took effect. For each i of `savepoints`, a
-    savepoint `w<i>` is set before the call that becomes the trace's i-th (refused writes tried
-    before it change nothing). `classic`: a call with an argument called `name` fails, as it did before
-    tasks v3 (classic synthesis keeps the tasks it made; `persona.enabled`).
-    """
-    trace: list[dict] = []
-    placed: set[int] = set()
-
-    def call(tool: str, /, **arguments):  # positional-only: a tool may take a `name` argument
-        if classic and "name" in arguments:
-            raise TypeError("call() got multiple values for argument 'name'")
-        if len(trace) in savepoints and len(trace) not in placed:
-            placed.add(len(trace))
-            run.conn.execute(f"SAVEPOINT w{len(trace)}")
-        result = run.call(tool, arguments)
-        if not result.ok:
-            if theme.toolset[tool].writes:
-                return None
-            raise _ReadFailed(tool)
-        trace.append({"name": tool, "arguments": arguments})
-        if outputs is not None:  # what each traced call returned (depth checks read them)
-            outputs.append(result.data)
-        return result.data
-
-    namespace: dict[str, Any] = {"__builtins__": {"len": len, "round": round, "sum": sum, "max": max, "min": min, "sorted": sorted}}
-    try:
-        exec(_compiled(program), namespace)  # noqa: S102 - our own generated source
-        answer = namespace["solve"](call)
-    except (_ReadFailed, KeyError, TypeError, ValueError, IndexError):
-        return None, trace, False
-    return answer, trace, True
-
-
-@lru_cache(maxsize=256)
-def _compiled(program: str):
-    return compile(program, "<gold program>", "exec")  # cached: the quality check re-runs each program
-
-
-class _ReadFailed(Exception):
-    pass

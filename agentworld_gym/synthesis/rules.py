@@ -32,6 +32,7 @@ from ..world import sql_name
 from . import persona as P
 from . import wording as W
 from .facts import facts
+from .quality import quality_problems
 
 SHAPES = ("refusal", "allowed", "path")
 
@@ -154,8 +155,6 @@ def _task(theme: Theme, shape: str, rule, seed: int, db_seed: int, instruction: 
 
 def _one_record(theme: Theme, seed: int, db_seed: int, want: str, attempts: int, check: bool) -> Task:
     """A refusal or allowed task (see the module docstring)."""
-    from . import quality_problems
-
     rng = np.random.default_rng([seed, 4242, db_seed, SHAPES.index(want)])
     templates = _templates(theme)
     writes = sorted(n for n, t in templates.items() if _getter(theme, t["table"]))
@@ -200,8 +199,6 @@ def _one_record(theme: Theme, seed: int, db_seed: int, want: str, attempts: int,
 
 def _path(theme: Theme, seed: int, db_seed: int, attempts: int, check: bool) -> Task:
     """A path task: remove a record along with the children that block its deletion."""
-    from . import quality_problems
-
     rng = np.random.default_rng([seed, 4243, db_seed])
     all_t = theme.templates
     deletes = {t["table"]: t for t in all_t if t["kind"] == "delete" and _key_param(t) is not None}
