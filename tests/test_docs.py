@@ -131,6 +131,21 @@ def test_figures_in_the_docs_match_the_code():
     assert f"within ±{MAX_MAGNITUDE:.0e}".replace("+", "") in pages["actions.md"]
 
 
+def test_trl_figures_in_the_prose_match_the_run():
+    """The TRL curve's figures stated in the README and the integrations page's prose are the published run's
+    (benchmarks/results/trl_curve.json; its tables are generated, readme_tables.py)."""
+    import json
+
+    run = json.loads((ROOT / "benchmarks" / "results" / "trl_curve.json").read_text(encoding="utf-8"))
+    cold, trained = run["cold_start_held"], run["trained_held"]
+    assert trained["ci95"][0] > cold["ci95"][1]  # the claim: a gain beyond the noise on unseen tasks
+    readme, page = README.read_text(encoding="utf-8"), (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    assert f"from {cold['successes']} to {trained['successes']} of {trained['n']} unseen" in readme
+    lo, hi = trained["ci95"]
+    assert f"{trained['successes']} of {trained['n']} unseen tasks [{lo:.2f}, {hi:.2f}]" in page
+    assert f"After {run['grpo']['steps']} GRPO\nsteps" in page or f"After {run['grpo']['steps']} GRPO steps" in page
+
+
 def test_every_import_the_docs_show_works():
     """The public imports named in the README and the pages (code blocks and `from x import y` in the text)."""
     import importlib
