@@ -18,7 +18,7 @@ themes() {  # themes N SEED: the first N of a seeded permutation of the pool's c
 import sys
 import numpy as np
 from agentworld_gym import envs
-from agentworld_gym.bench import heldout_themes
+from agentworld_gym.suites.core import heldout_themes
 held = set(heldout_themes())
 pool = sorted(t for s in ("catalog", "toucan") for t in envs.theme_ids(source=s) if t not in held)
 n, seed = int(sys.argv[1]), int(sys.argv[2])
