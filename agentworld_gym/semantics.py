@@ -371,6 +371,8 @@ def _name_lists() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 _SLUG_SUFFIXES = ("api", "service", "worker", "core", "web", "sync", "cli", "sdk", "tools", "engine", "gateway", "utils", "client", "server",
                   "main", "dev", "v2", "lite", "plugin", "app")
+# first segments of the made-up file paths a world's path-typed values hold ("/shared/reports/q3.pdf"); nothing is read
+# from them (changing one would change every generated world's values)
 _FOLDERS = ("home", "srv", "data", "docs", "projects", "shared", "archive", "reports", "src", "var")
 _EXTENSIONS = ("pdf", "csv", "json", "md", "txt", "py", "png", "xlsx", "docx", "yaml")
 

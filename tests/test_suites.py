@@ -126,7 +126,7 @@ def run_sample(folder):
     return heldout_suite(100, 0, path=folder).items
 
 
-def test_bench_picks_the_heldout_freeze(tmp_path, capsys):
+def test_bench_picks_the_heldout_freeze(tmp_path):
     """`agentworld bench --suite heldout --heldout v3` plays the v3 freeze (a person's requests), v2 stays the default;
     an unknown freeze is a ConfigError naming the known ones."""
     from agentworld_gym.suites.core import HELDOUT_VERSIONS

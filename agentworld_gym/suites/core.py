@@ -49,8 +49,8 @@ def suites_dir() -> Path:
 
 
 def heldout_themes(path: str | Path | None = None) -> set[str]:
-    """Themes of the frozen held-out suite; the trainer never trains on these."""
-    folder = Path(path) if path else suites_dir() / "heldout"
+    """Themes of the frozen held-out suite (v2); the trainer never trains on these."""
+    folder = Path(path) if path else suites_dir() / HELDOUT_VERSIONS["v2"]
     return {p.stem for p in folder.glob("*.jsonl")}
 
 
