@@ -6,6 +6,7 @@ supplies only its spec, tools and task source.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import numbers
 import reprlib
@@ -108,6 +109,10 @@ class AgentWorldEnv(gym.Env[str, str]):
             simulator that holds the task's private facts ("scripted", a policy spec, or a user object;
             see agentworld_gym.user_simulator): the agent's plain text goes to the user, whose reply is the
             next observation, and the episode ends when the agent submits or the user ends the conversation.
+        requests: how synthesized tasks are worded: "person" (tasks v3: a person's request with a reason, the
+            records named by what a person knows, lookups that depend on earlier results), "classic" ("What is
+            the status of order OR-1042?"), or None (default): the process's setting (the environment variable
+            AGENTWORLD_REQUESTS, else classic; docs/tasks.md).
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
@@ -125,12 +130,14 @@ class AgentWorldEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         tools_in_prompt: bool = False,
         user: Any = None,
+        requests: str | None = None,
         **unknown: Any,
     ):
         from .envs.registry import get_theme
 
         check_env_args({**unknown, "difficulty": difficulty, "task_kind": task_kind, "max_turns": max_turns,
-                        "reward_mode": reward_mode, "db_seed": db_seed, "scale": scale, "render_mode": render_mode})
+                        "reward_mode": reward_mode, "db_seed": db_seed, "scale": scale, "render_mode": render_mode,
+                        "requests": requests})
         # An external backend plays the theme's part (id, prompt, tool schemas) and runs the tools.
         self.backend: Backend | None = theme if isinstance(theme, Backend) else None
         self.theme = theme if isinstance(theme, Theme) or self.backend is not None else get_theme(theme)
@@ -143,13 +150,14 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.tools_in_prompt = tools_in_prompt
         self.user = make_user(user)
+        self.requests = requests
         self.tasks = _load_task_list(tasks, self.theme.id)
         self._issued: set[str] = set()  # instructions of the tasks synthesized since the last seeded reset
         if self.backend is not None and self.tasks is None:
             raise TaskError(f"Expected tasks=... for the external backend {self.backend.id!r}, got none (tasks are synthesized only for themes).")
         self._init_kwargs = dict(theme=self.backend or self.theme.id, difficulty=difficulty, tasks=self.tasks, task_kind=task_kind,
                                  max_turns=max_turns, reward_mode=reward_mode, db_seed=db_seed, scale=scale, render_mode=render_mode,
-                                 tools_in_prompt=tools_in_prompt, user=self.user)
+                                 tools_in_prompt=tools_in_prompt, user=self.user, requests=requests)
         self.observation_space = TextSpace(max_length=2**26)
         self.action_space = ToolCallSpace(self.backend.tools if self.backend is not None else self.theme.toolset.schemas)
         if self.backend is None:
@@ -380,7 +388,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             return self._check_task(options["task"])
         if self.tasks:
             return self.tasks[int(self.np_random.integers(len(self.tasks)))]
-        from .synthesis import synthesize_task, task_key
+        from .synthesis import person_requests, synthesize_task, task_key
 
         difficulty = options.get("difficulty", self.difficulty)
         # A theme that cannot make this level gives the nearest lower one (info["difficulty"] says which);
@@ -391,7 +399,9 @@ class AgentWorldEnv(gym.Env[str, str]):
         failures, repeats = 0, 0
         while True:
             try:
-                task = synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed, fallback=True)
+                with person_requests(self.requests == "person") if self.requests else contextlib.nullcontext():
+                    task = synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed,
+                                           fallback=True)
             except TaskError:
                 failures += 1
                 if failures >= SYNTHESIS_SEEDS:
@@ -536,6 +546,10 @@ def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted:
         check_choice("task_kind", args["task_kind"], KINDS)
     if "reward_mode" in args:
         check_choice("reward_mode", args["reward_mode"], REWARD_MODES)
+    if "requests" in args:
+        from .synthesis.persona import REQUESTS
+
+        check_choice("requests", args["requests"], (None, *REQUESTS))
     if "render_mode" in args:
         check_choice("render_mode", args["render_mode"], (None, *AgentWorldEnv.metadata["render_modes"]))
 

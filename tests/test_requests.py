@@ -199,6 +199,55 @@ def test_the_switch_is_off_by_default_and_set_by_env_or_block(monkeypatch):
     assert "dependent_lookups" not in classic.features and "dependent_lookups" in person.features
 
 
+def test_an_env_words_its_tasks_as_asked(monkeypatch):
+    """gym.make(..., requests="person") makes the env's synthesized tasks a person's requests whatever the process
+    says, "classic" the classic ones, None follows the process; the process's switch is left as it was."""
+    import contextvars
+
+    import gymnasium as gym
+
+    from agentworld_gym.errors import ConfigError
+
+    def first_task(requests):
+        env = gym.make("AgentWorld/calendar-v0", difficulty=2, task_kind="graph", requests=requests)
+        env.reset(seed=0)
+        return env.unwrapped.task, P.enabled()
+
+    fresh = contextvars.Context  # outside this module's `person_requests()` fixture
+    monkeypatch.delenv("AGENTWORLD_REQUESTS", raising=False)
+    (person, after), (classic, _), (default, _) = (fresh().run(first_task, r) for r in ("person", "classic", None))
+    assert "dependent_lookups" in person.features and "dependent_lookups" not in classic.features
+    assert default.instruction == classic.instruction and after is False
+    monkeypatch.setenv("AGENTWORLD_REQUESTS", "person")
+    assert fresh().run(first_task, "classic")[0].instruction == classic.instruction
+    assert fresh().run(first_task, None)[0].instruction == person.instruction
+    with pytest.raises(ConfigError, match="requests"):
+        gym.make("AgentWorld/calendar-v0", requests="persons")
+
+
+def test_a_trainer_words_its_tasks_as_asked(monkeypatch):
+    """`train sft/grpo --requests person` (SynthesizedTasks): the trainer's tasks are a person's requests whatever
+    the process says; a misspelt value is a typed error before any work."""
+    import contextvars
+
+    import numpy as np
+
+    from agentworld_gym.errors import ConfigError
+    from agentworld_gym.train.common import SynthesizedTasks
+    from agentworld_gym.train.sft import SFTConfig
+
+    monkeypatch.delenv("AGENTWORLD_REQUESTS", raising=False)
+
+    def sample(requests):
+        return SynthesizedTasks(["calendar"], (2,), "graph", requests).sample_tasks(3, np.random.default_rng(0)), P.enabled()
+
+    (person, after), (classic, _) = (contextvars.Context().run(sample, r) for r in ("person", None))
+    assert all("dependent_lookups" in t.features for t in person) and after is False
+    assert not any("dependent_lookups" in t.features for t in classic)
+    with pytest.raises(ConfigError, match="requests"):
+        SFTConfig(requests="persons")
+
+
 def _counting_attempts(monkeypatch) -> list[int]:
     from agentworld_gym.synthesis import programmatic
 
@@ -308,6 +357,21 @@ def test_identifier_names_patterns_are_compiled_once_per_theme():
     name = names[0]
     assert P.identifier_names(theme, f"What is the {name} of it?") == [name]
     assert P.identifier_names(theme, f"What is the x{name} of it?") == []
+
+
+def test_that_before_each_every_or_all_is_a_clause_not_a_pointer():
+    """A write tool worded "record that <the records> cites ..." made every scholar level-5 plan break the pointer rule
+    ("that each of the papers ..."): "that" there opens a clause; a pointer ("that paper") stays one."""
+    from agentworld_gym.synthesis.audit import pointer
+
+    for clause in ("Please record that each of the papers of my author cites it.", "Confirm that every order shipped.",
+                   "Check that all of my bookings are paid."):
+        assert not pointer(clause)
+    for pointing in ("Please record that paper as cited.", "Cancel those bookings.", "Refund this order."):
+        assert pointer(pointing)
+    with P.person_requests():
+        task = synthesize_task(get_theme("scholar"), 5, 0, "programmatic")
+    assert task.difficulty == 5 and "record that each" in task.instruction
 
 
 def test_a_reason_the_pointer_rule_refuses_is_drawn_again():

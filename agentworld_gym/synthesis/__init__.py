@@ -43,7 +43,7 @@ from .quality import (
 KINDS = ("graph", "programmatic", "mixed", "rules")  # rules: tasks that exercise business rules (rules.py)
 RULE_SHARE = 1 / 3  # of "mixed" tasks, on themes whose write tools carry business rules
 DEEP_LEVEL = 4  # from this level, "mixed" tries a programmatic task first (see synthesize_task)
-DEEP_TRIES = 3  # from level 3, attempts per kind are divided by this (see synthesize_task)
+DEEP_TRIES = 3  # tasks v3: from level 3, walks and rule tasks get this many times fewer attempts (see _tries)
 CHAIN_ATTEMPTS = 12  # tasks v3: chains tried (`chain.synthesize_chain_task`) before the walks, from level 2
 
 
@@ -88,11 +88,7 @@ def _synthesize_task(theme: Theme, difficulty: int, seed: int, kind: str, db_see
             else:
                 make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
                 options["answers_only"] = answers_only
-            # programmatic plans are cheap (about 1 ms) and more of them fail the rules: try more; from level 3 the
-            # depth floor rejects most candidates a theme without deep chains makes, so fewer tries reach the fallback sooner
-            tries = attempts * (3 if k == "programmatic" else 1) // (DEEP_TRIES if level >= 3 and P.enabled() else 1)
-            if P.enabled() and fallback and level == 1 and k == order[-1]:
-                tries *= 3  # tasks v3: the last try before the classic request (a level-1 walk is cheap)
+            tries = _tries(k, level, attempts, fallback and k == order[-1])
             try:
                 task = make(theme, level, seed, db_seed, attempts=max(tries, 1), **options)
             except TaskError as exc:
@@ -116,6 +112,20 @@ def _synthesize_task(theme: Theme, difficulty: int, seed: int, kind: str, db_see
                 task.features["requests"] = "classic"
                 return task
     raise TaskError(errors[-1] if len(errors) == 1 else " / ".join(errors))
+
+
+def _tries(kind: str, level: int, attempts: int, last: bool) -> int:
+    """Candidates `synthesize_task` tries of `kind` at `level` (`last`: the last kind before a lower level or the classic
+    request)."""
+    if not P.enabled():
+        return attempts * (3 if kind == "programmatic" else 1)  # programmatic plans are cheap and more of them fail the rules
+    if kind == "programmatic":
+        # tasks v3: plans are built to pass, so a seed that passes does so early (every kept plan within 51 of them in 1,000
+        # flagship requests, levels 1-5) and the rest of a larger budget is spent only by themes that cannot make the level
+        return attempts
+    if level >= 3:  # the depth floor rejects most walks a theme without deep chains makes: fewer reach the fallback sooner
+        return attempts // DEEP_TRIES
+    return attempts * (3 if level == 1 and last else 1)  # the last try before the classic request (a level-1 walk is cheap)
 
 
 def synthesize_graph_task(theme: Theme, difficulty: int = 1, seed: int = 0, db_seed: int = 0, attempts: int = 60, check: bool = True,

@@ -25,7 +25,7 @@ RULES = ("step_leak", "decoy", "unused_call", "self_cancelling", "ambiguous_refe
 _STEPS = re.compile(r"(?:^|\n)\s*\d+[.)]\s|\bsteps?\s+\d+\b|\b(?:then|after that|afterwards|next,|finally,)\b|\bthe (?:first|second|third|last) step\b", re.I)
 _DECOY = re.compile(r"\bcareful\b|\bleave (?:it|them) out\b|\bis a different \w+ from\b|\bdo not confuse\b", re.I)
 # "that account" / "those orders" / "the first order listed": pointers whose referent the user never named
-_POINTER = re.compile(r"\b(?:that|those|this|these)\s+(?!(?:have|has|had|cannot|can|are|is|was|were|will|would|does|do|did|it|they|we|you|i|he|she|the|a|an|its|their)\b)[a-z]+"
+_POINTER = re.compile(r"\b(?:that|those|this|these)\s+(?!(?:have|has|had|cannot|can|are|is|was|were|will|would|does|do|did|it|they|we|you|i|he|she|the|a|an|its|their|each|every|all)\b)[a-z]+"
                       r"|\bthe first \w+(?: \w+)? (?:listed|it lists)\b|\bfrom (?:the )?(?:previous|earlier) (?:step|result)\b", re.I)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, TaskError
+from ..errors import ConfigError, TaskError, check_choice
 from ..prompt import PROMPT_VERSION, record_prompt_version
 from ..tasks import Task
 
@@ -46,31 +47,36 @@ def training_themes(themes: Sequence[str] | None = None) -> list[str]:
 class SynthesizedTasks:
     """Tasks synthesized on demand: a uniform theme, then a uniform difficulty, then a task seed."""
 
-    def __init__(self, themes: Sequence[str] | None = None, difficulties: Sequence[int] = (1, 2), kind: str = "graph"):
+    def __init__(self, themes: Sequence[str] | None = None, difficulties: Sequence[int] = (1, 2), kind: str = "graph",
+                 requests: str | None = None):
         from ..synthesis import KINDS
+        from ..synthesis.persona import REQUESTS
 
         if kind not in KINDS:
             raise ConfigError(f"Expected a task kind in {KINDS}, got {kind!r}.")
+        check_choice("requests", requests, (None, *REQUESTS))
         self.themes = training_themes(themes)
         self.difficulties = tuple(difficulties)
         self.kind = kind
+        self.requests = requests  # person / classic wording; None: the process's (`synthesis.persona.enabled`)
 
     def sample_tasks(self, n: int, rng: np.random.Generator) -> list[Task]:
         from ..envs import get_theme
-        from ..synthesis import synthesize_task
+        from ..synthesis import person_requests, synthesize_task
 
         out: list[Task] = []
         tries = 0
-        while len(out) < n:
-            tries += 1
-            if tries > 20 * n + 20:
-                raise TaskError(f"Expected to synthesize {n} tasks from {self.themes}, got only {len(out)}.")
-            theme = self.themes[int(rng.integers(len(self.themes)))]
-            level = self.difficulties[int(rng.integers(len(self.difficulties)))]
-            try:
-                out.append(synthesize_task(get_theme(theme), level, int(rng.integers(2**31)), self.kind))
-            except TaskError:
-                continue
+        with person_requests(self.requests == "person") if self.requests else contextlib.nullcontext():
+            while len(out) < n:
+                tries += 1
+                if tries > 20 * n + 20:
+                    raise TaskError(f"Expected to synthesize {n} tasks from {self.themes}, got only {len(out)}.")
+                theme = self.themes[int(rng.integers(len(self.themes)))]
+                level = self.difficulties[int(rng.integers(len(self.difficulties)))]
+                try:
+                    out.append(synthesize_task(get_theme(theme), level, int(rng.integers(2**31)), self.kind))
+                except TaskError:
+                    continue
         return out
 
 
@@ -107,7 +113,7 @@ class SamplerTasks:
             self.env.schedule_for(task.theme).update(success)
 
 
-def task_source(tasks=None, sampler=None, themes=None, difficulties=(1, 2), kind="graph"):
+def task_source(tasks=None, sampler=None, themes=None, difficulties=(1, 2), kind="graph", requests=None):
     """The trainer's task source: a sampler object, a TaskSampler-wrapped env, a task list, or synthesis."""
     if sampler is not None and not hasattr(sampler, "sample_tasks") and hasattr(sampler, "schedule_for"):
         return SamplerTasks(sampler)
@@ -117,7 +123,7 @@ def task_source(tasks=None, sampler=None, themes=None, difficulties=(1, 2), kind
         return sampler
     if tasks is not None:
         return TaskList(tasks)
-    return SynthesizedTasks(themes, difficulties, kind)
+    return SynthesizedTasks(themes, difficulties, kind, requests)
 
 
 # --------------------------------------------------------------------------------------------

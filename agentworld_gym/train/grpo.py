@@ -44,6 +44,8 @@ class GRPOConfig:
     """difficulty levels of the synthesized tasks"""
     task_kind: str = "graph"
     """kind of the synthesized tasks: graph, programmatic or mixed (the held-out suite's mix)"""
+    requests: str | None = None
+    """wording of the synthesized tasks: person (tasks v3), classic, or None: the process's (AGENTWORLD_REQUESTS)"""
     steps: int = 10
     """GRPO steps (rollout batch + update)"""
     group_size: int = 8
@@ -105,9 +107,11 @@ class GRPOConfig:
         """Every value checked before any work or write (the command line builds this first)."""
         from ..checks import check_values
         from ..synthesis import KINDS
+        from ..synthesis.persona import REQUESTS
 
         check_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, "grpo")
         check_choice("task_kind", self.task_kind, KINDS)
+        check_choice("requests", self.requests, (None, *REQUESTS))
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,7 +331,7 @@ def train_grpo(cfg: GRPOConfig) -> str:
     rank = accel.process_index if accel is not None else 0
     is_main = accel is None or accel.is_main_process
     device = str(accel.device) if accel is not None else common.device_of(cfg.device)
-    source = common.task_source(cfg.tasks, cfg.sampler, cfg.themes, cfg.difficulties, cfg.task_kind)
+    source = common.task_source(cfg.tasks, cfg.sampler, cfg.themes, cfg.difficulties, cfg.task_kind, cfg.requests)
     resume_from = common.latest_checkpoint(out) if cfg.resume else None
     common.seed_everything(cfg.seed + rank)
     model, tok = common.load_start_model(cfg.model, resume_from, cfg.lora, cfg.lora_r, device)

@@ -36,6 +36,8 @@ class SFTConfig:
     """difficulty levels of the synthesized tasks"""
     task_kind: str = "graph"
     """kind of the synthesized tasks: graph, programmatic or mixed (the held-out suite's mix)"""
+    requests: str | None = None
+    """wording of the synthesized tasks: person (tasks v3), classic, or None: the process's (AGENTWORLD_REQUESTS)"""
     n_examples: int = 256
     """trajectories made (ignored when `tasks` is given: one per task)"""
     epochs: int = 1
@@ -82,9 +84,11 @@ class SFTConfig:
         """Every value checked before any work or write (the command line builds this first)."""
         from ..checks import check_values
         from ..synthesis import KINDS
+        from ..synthesis.persona import REQUESTS
 
         check_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, "sft")
         check_choice("task_kind", self.task_kind, KINDS)
+        check_choice("requests", self.requests, (None, *REQUESTS))
 
 
 def oracle_dialogue(task: Task, max_turns: int = 8, detour: dict | None = None) -> list[dict]:
@@ -234,7 +238,8 @@ def train_sft(cfg: SFTConfig) -> str:
     examples = cfg.examples
     if not examples:
         rng = np.random.default_rng([cfg.seed, 1])
-        tasks = cfg.tasks if cfg.tasks is not None else common.SynthesizedTasks(cfg.themes, cfg.difficulties, cfg.task_kind).sample_tasks(cfg.n_examples, rng)
+        tasks = cfg.tasks if cfg.tasks is not None else common.SynthesizedTasks(
+            cfg.themes, cfg.difficulties, cfg.task_kind, cfg.requests).sample_tasks(cfg.n_examples, rng)
         t0 = time.time()
         examples = make_examples(encoder, list(tasks), cfg.max_seq_len, cfg.max_turns, cfg.recovery_share, cfg.seed,
                                  cfg.call_share)
