@@ -6,7 +6,6 @@ supplies only its spec, tools and task source.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import numbers
 import reprlib
@@ -388,7 +387,8 @@ class AgentWorldEnv(gym.Env[str, str]):
             return self._check_task(options["task"])
         if self.tasks:
             return self.tasks[int(self.np_random.integers(len(self.tasks)))]
-        from .synthesis import person_requests, synthesize_task, task_key
+        from .synthesis import synthesize_task, task_key
+        from .synthesis.persona import requests_as
 
         difficulty = options.get("difficulty", self.difficulty)
         # A theme that cannot make this level gives the nearest lower one (info["difficulty"] says which);
@@ -399,7 +399,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         failures, repeats = 0, 0
         while True:
             try:
-                with person_requests(self.requests == "person") if self.requests else contextlib.nullcontext():
+                with requests_as(self.requests):
                     task = synthesize_task(self.theme, difficulty, int(self.np_random.integers(2**31)), self.task_kind, self.db_seed,
                                            fallback=True)
             except TaskError:
@@ -547,9 +547,9 @@ def check_env_args(args: dict[str, Any], owner: str = "AgentWorldEnv", accepted:
     if "reward_mode" in args:
         check_choice("reward_mode", args["reward_mode"], REWARD_MODES)
     if "requests" in args:
-        from .synthesis.persona import REQUESTS
+        from .synthesis.persona import check_requests
 
-        check_choice("requests", args["requests"], (None, *REQUESTS))
+        check_requests(args["requests"])
     if "render_mode" in args:
         check_choice("render_mode", args["render_mode"], (None, *AgentWorldEnv.metadata["render_modes"]))
 

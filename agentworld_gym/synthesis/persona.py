@@ -27,7 +27,7 @@ import contextvars
 import hashlib
 import os
 import re
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -68,6 +68,18 @@ def settled():
         yield
     finally:
         _REQUESTS.reset(token)
+
+
+def check_requests(requests: str | None) -> None:
+    """A wording asked for by an env or a trainer: "person", "classic", or None (the process's); else a ConfigError."""
+    from ..errors import check_choice
+
+    check_choice("requests", requests, (None, *REQUESTS))
+
+
+def requests_as(requests: str | None):
+    """`person_requests` for "person" or "classic" (`check_requests`); None leaves the process's setting as it is."""
+    return person_requests(requests == "person") if requests is not None else nullcontext()
 
 
 @contextmanager

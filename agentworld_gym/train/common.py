@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -15,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, TaskError, check_choice
+from ..errors import ConfigError, TaskError
 from ..prompt import PROMPT_VERSION, record_prompt_version
 from ..tasks import Task
 
@@ -50,11 +49,11 @@ class SynthesizedTasks:
     def __init__(self, themes: Sequence[str] | None = None, difficulties: Sequence[int] = (1, 2), kind: str = "graph",
                  requests: str | None = None):
         from ..synthesis import KINDS
-        from ..synthesis.persona import REQUESTS
+        from ..synthesis.persona import check_requests
 
         if kind not in KINDS:
             raise ConfigError(f"Expected a task kind in {KINDS}, got {kind!r}.")
-        check_choice("requests", requests, (None, *REQUESTS))
+        check_requests(requests)
         self.themes = training_themes(themes)
         self.difficulties = tuple(difficulties)
         self.kind = kind
@@ -62,11 +61,12 @@ class SynthesizedTasks:
 
     def sample_tasks(self, n: int, rng: np.random.Generator) -> list[Task]:
         from ..envs import get_theme
-        from ..synthesis import person_requests, synthesize_task
+        from ..synthesis import synthesize_task
+        from ..synthesis.persona import requests_as
 
         out: list[Task] = []
         tries = 0
-        with person_requests(self.requests == "person") if self.requests else contextlib.nullcontext():
+        with requests_as(self.requests):
             while len(out) < n:
                 tries += 1
                 if tries > 20 * n + 20:

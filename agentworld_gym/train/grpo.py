@@ -107,11 +107,11 @@ class GRPOConfig:
         """Every value checked before any work or write (the command line builds this first)."""
         from ..checks import check_values
         from ..synthesis import KINDS
-        from ..synthesis.persona import REQUESTS
+        from ..synthesis.persona import check_requests
 
         check_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, "grpo")
         check_choice("task_kind", self.task_kind, KINDS)
-        check_choice("requests", self.requests, (None, *REQUESTS))
+        check_requests(self.requests)
 
 
 # --------------------------------------------------------------------------------------------

@@ -84,11 +84,11 @@ class SFTConfig:
         """Every value checked before any work or write (the command line builds this first)."""
         from ..checks import check_values
         from ..synthesis import KINDS
-        from ..synthesis.persona import REQUESTS
+        from ..synthesis.persona import check_requests
 
         check_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, "sft")
         check_choice("task_kind", self.task_kind, KINDS)
-        check_choice("requests", self.requests, (None, *REQUESTS))
+        check_requests(self.requests)
 
 
 def oracle_dialogue(task: Task, max_turns: int = 8, detour: dict | None = None) -> list[dict]:
