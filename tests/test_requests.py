@@ -290,6 +290,19 @@ def test_a_level_no_probe_seed_can_make_fails_at_once(monkeypatch):
     assert count[0] == 0
 
 
+def test_a_level_that_asks_few_questions_still_has_its_answers_seen():
+    """Clinic level 3 asks a question in about 1 task in 8 (the rest are writes), and all of them had one answer (the
+    same two prescriptions): one round of the seen sample held a single question, so nothing repeated and nothing was
+    thinned. Rounds now go on until they hold SEEN_QUESTIONS questions (or one holds none)."""
+    from agentworld_gym.synthesis.quality import _answer_key, seen_answers
+
+    theme = get_theme("clinic")
+    seen = seen_answers(theme, 3)
+    assert seen, "the one answer clinic's level-3 questions share is not among the seen answers"
+    asked = [t for s in range(40) if (t := synthesize_task(theme, 3, s, "mixed", fallback=True)).state_hash is None and t.difficulty == 3]
+    assert sum(_answer_key(t.answer) == _answer_key(seen[0]) for t in asked) <= 1  # it was 4 of these 40 seeds (of 4 questions)
+
+
 def test_answers_repeated_among_checked_tasks_are_thinned():
     """Plans built to miss the answer prior gather on the few records left (calendar level 1 asked for the same user's
     accepted invitations, answer 10, in 9 of 15 seeds): `seen_answers` finds the answers checked tasks repeat, and

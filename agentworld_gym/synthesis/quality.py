@@ -321,6 +321,7 @@ def _guesses(theme: Theme, level: int, db_seed: int, mode: str) -> tuple:  # `mo
 
 SEEN_SAMPLE = 24  # tasks v3: checked tasks per (theme, level, world) and round a guesser is taken to have seen (`seen_answers`)
 SEEN_ROUNDS = 4  # at most this many rounds of that sample, each drawn with the thinning the rounds before found
+SEEN_QUESTIONS = 12  # ... and rounds go on (up to SEEN_ROUNDS) until they hold this many questions, or a round holds none
 _SEEN: dict = {}  # (theme, level, db_seed) -> {answer key: times given in the rounds so far}; {} while the first is drawn
 _SEEN_ANSWERS: dict = {}  # (theme, level, db_seed) -> `seen_answers`, as given
 
@@ -340,6 +341,7 @@ def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
         _SEEN[key] = {}
         total: Counter = Counter()
         given: dict = {}
+        questions = 0
         for r in range(SEEN_ROUNDS):
             # fallback as env.reset asks (level 1's last kind gets more tries and reaches records a draw without it
             # misses); a task that fell back to another level or to the classic request is not counted
@@ -350,7 +352,10 @@ def seen_answers(theme: Theme, level: int, db_seed: int = 0) -> tuple:
             total += Counter({k: n * max(_SEEN[key].get(k, 1), 1) for k, n in counts.items()})
             given = {**first, **given}
             _SEEN[key] = {k: n for k, n in total.most_common() if n >= PRIOR_REPEATS}
-            if not any(n >= PRIOR_REPEATS for n in counts.values()):
+            questions += sum(counts.values())
+            # a level that asks few questions among many writes (clinic level 3: 8 in 60 tasks, one answer) shows
+            # under two a round, so no single round repeats an answer: its rounds go on until they hold enough
+            if not any(n >= PRIOR_REPEATS for n in counts.values()) and (questions >= SEEN_QUESTIONS or not counts):
                 break
         _SEEN_ANSWERS[key] = tuple(given[k] for k in _SEEN[key])
     return _SEEN_ANSWERS.get(key, ())
