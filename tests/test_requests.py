@@ -290,6 +290,16 @@ def test_a_level_no_probe_seed_can_make_fails_at_once(monkeypatch):
     assert count[0] == 0
 
 
+def test_a_deep_request_that_steps_down_draws_its_kinds_as_that_level_does():
+    """From DEEP_LEVEL a mixed request tries a programmatic plan first; crypto makes nothing above level 2, so every one
+    of its level 4-5 requests was one of its few level-2 programmatic plans (one question in 5 of 30). Below DEEP_LEVEL
+    the request tries the kinds drawn for it, as a request of that level would: both kinds appear."""
+    theme = get_theme("crypto")
+    made = [synthesize_task(theme, 5, s, "mixed", fallback=True) for s in range(12)]
+    assert all(t.difficulty == 2 for t in made)
+    assert {t.program is None for t in made} == {True, False}  # graph tasks (no program) beside programmatic ones
+
+
 def test_a_level_that_asks_few_questions_still_has_its_answers_seen():
     """Clinic level 3 asks a question in about 1 task in 8 (the rest are writes), and all of them had one answer (the
     same two prescriptions): one round of the seen sample held a single question, so nothing repeated and nothing was
@@ -335,13 +345,14 @@ def test_an_answer_given_while_thinned_counts_for_its_thinning(monkeypatch):
 
     import agentworld_gym.synthesis.quality as S
 
-    rounds = iter([Counter(a=3), Counter(a=1, b=1)])  # the second round repeats nothing: the last one drawn
+    # the second round repeats nothing and the two hold SEEN_QUESTIONS (12) questions: the last one drawn
+    rounds = iter([Counter(a=10), Counter(a=1, b=1)])
     monkeypatch.setattr(S, "_answer_counts", lambda *a, **k: (next(rounds), {"a": "A", "b": "B"}))
     monkeypatch.setattr(S, "_SEEN", {})
     monkeypatch.setattr(S, "_SEEN_ANSWERS", {})
     theme = get_theme("calendar")
     assert S.seen_answers(theme, 1, 99) == ("A",)
-    assert S._SEEN[theme, 1, 99] == {"a": 3 + 1 * 3}
+    assert S._SEEN[theme, 1, 99] == {"a": 10 + 1 * 10}
 
 
 def test_the_switch_is_read_once_per_task(monkeypatch):

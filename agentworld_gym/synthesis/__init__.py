@@ -66,29 +66,34 @@ def _synthesize_task(theme: Theme, difficulty: int, seed: int, kind: str, db_see
         raise TaskError(f"Expected kind in {KINDS}, got {kind!r}.")
     if difficulty not in LEVELS:
         raise TaskError(f"Expected difficulty 1-5, got {difficulty!r}.")
-    order = [kind]
+    order = shallow = [kind]
     if kind == "mixed":  # one kind by the seed; the other if the theme cannot make the first
         rng = np.random.default_rng([seed, difficulty, 31])
-        first = ("graph", "programmatic")[int(rng.integers(2))]
-        if P.enabled() and difficulty >= DEEP_LEVEL:  # a loop of lookups over several records is where depth comes easiest
-            first = "programmatic"
+        drawn = ("graph", "programmatic")[int(rng.integers(2))]
+        # a loop of lookups over several records is where depth comes easiest
+        first = "programmatic" if P.enabled() and difficulty >= DEEP_LEVEL else drawn
         order = [first, "programmatic" if first == "graph" else "graph"]
+        shallow = [drawn, "programmatic" if drawn == "graph" else "graph"]
         # a theme with business rules (forged tools) gives rule tasks a share of its tasks (drawn after
         # the kind above, so themes without rules keep their tasks)
         if not answers_only and has_rules(theme) and rng.random() < RULE_SHARE:
-            order.insert(0, "rules")
+            order, shallow = ["rules", *order], ["rules", *shallow]
     errors = []
     for level in range(difficulty, 0 if fallback else difficulty - 1, -1):
         if check and P.enabled():
             seen_answers(theme, level, db_seed)  # worked out before any world copy is open (it synthesizes tasks itself)
-        for k in order:
+        # tasks v3: a deep request that steps below DEEP_LEVEL tries the kinds drawn for it, as a request of that level
+        # would; programmatic first there made every deep request of a theme without deep tasks one of the few level-2
+        # plans (crypto: one question in 5 of 30 level-5 requests)
+        kinds = order if level >= DEEP_LEVEL else shallow
+        for k in kinds:
             options = {"check": check}
             if k == "rules":  # rule tasks ask for a change or, where a rule forbids it, for a fact: no answers-only mode
                 from .rules import synthesize_rule_task as make
             else:
                 make = synthesize_graph_task if k == "graph" else synthesize_programmatic_task
                 options["answers_only"] = answers_only
-            tries = _tries(k, level, attempts, fallback and k == order[-1])
+            tries = _tries(k, level, attempts, fallback and k == kinds[-1])
             try:
                 task = make(theme, level, seed, db_seed, attempts=max(tries, 1), **options)
             except TaskError as exc:
