@@ -248,6 +248,22 @@ def test_a_trainer_words_its_tasks_as_asked(monkeypatch):
         SFTConfig(requests="persons")
 
 
+def test_synth_writes_the_wording_asked_for(tmp_path, monkeypatch):
+    """`agentworld synth THEME --requests person` writes a person's requests whatever the process says."""
+    import contextvars
+
+    from agentworld_gym import cli
+    from agentworld_gym.tasks import load_tasks
+
+    monkeypatch.delenv("AGENTWORLD_REQUESTS", raising=False)
+    out = {r: tmp_path / f"{r}.jsonl" for r in ("person", "classic")}
+    for r, path in out.items():
+        assert contextvars.Context().run(cli.main, ["synth", "calendar", "-d", "2", "-n", "3", "--fallback", "--requests", r, "-o", str(path)]) == 0
+    person, classic = (load_tasks(out[r]) for r in ("person", "classic"))
+    assert len(person) == 3 and all("dependent_lookups" in t.features for t in person)
+    assert not any("dependent_lookups" in t.features for t in classic)
+
+
 def _counting_attempts(monkeypatch) -> list[int]:
     from agentworld_gym.synthesis import programmatic
 

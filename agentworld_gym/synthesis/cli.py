@@ -9,14 +9,16 @@ import numpy as np
 
 
 def synth_tasks(theme_id: str, difficulty: int, n: int, seed: int = 0, kind: str = "graph", db_seed: int = 0,
-                fallback: bool = False, progress: bool = True):
+                fallback: bool = False, progress: bool = True, requests: str | None = None):
     """Yield `n` distinct verified tasks, deterministic in the arguments (task i uses the i-th seed
-    drawn from `seed`); stops with a TaskError if the theme cannot make them."""
+    drawn from `seed`); stops with a TaskError if the theme cannot make them. `requests`: "person" / "classic"
+    wording, None: the process's (`persona.requests_as`)."""
     from tqdm import tqdm
 
     from ..envs import get_theme
     from ..errors import TaskError
     from . import synthesize_task, task_key
+    from .persona import requests_as
 
     theme = get_theme(theme_id)
     seeds = np.random.default_rng(seed).integers(2**31, size=max(4 * n, n + 50))
@@ -26,7 +28,8 @@ def synth_tasks(theme_id: str, difficulty: int, n: int, seed: int = 0, kind: str
         for s in seeds:
             if len(seen) >= n:
                 return
-            task = synthesize_task(theme, difficulty, int(s), kind, db_seed, fallback=fallback)
+            with requests_as(requests):
+                task = synthesize_task(theme, difficulty, int(s), kind, db_seed, fallback=fallback)
             if task_key(task) in seen:  # two seeds may reach the same task (per theme); keep the file free of duplicates
                 continue
             seen.add(task_key(task))
@@ -48,7 +51,8 @@ def cmd_synth(args) -> int:
         # written beside the output and moved onto it at the end: a failure leaves an existing file as it was;
         # Ctrl-C still moves the tasks written so far into place (nothing finished is lost)
         with atomic_output(args.out, keep_partial_on_interrupt=True) as f:
-            for task in synth_tasks(args.theme, args.difficulty, args.n, args.seed, args.kind, args.db_seed, args.fallback):
+            for task in synth_tasks(args.theme, args.difficulty, args.n, args.seed, args.kind, args.db_seed, args.fallback,
+                                    requests=args.requests):
                 f.write(task.to_json() + "\n")
                 f.flush()
                 count += 1
@@ -70,5 +74,7 @@ def add_commands(sub) -> None:
                    help="tool-graph walks, programs with loops and branches, both, or tasks that exercise business rules (refusals, rule-respecting paths)")
     p.add_argument("--db-seed", type=int, default=0, help="which world of the theme")
     p.add_argument("--fallback", action="store_true", help="step down a level when the theme cannot make the requested one")
+    p.add_argument("--requests", choices=("person", "classic"), default=None,
+                   help="wording: a person's requests (tasks v3) or classic ones (default: AGENTWORLD_REQUESTS, else classic)")
     p.add_argument("-o", "--out", required=True, help="output FILE.jsonl")
     p.set_defaults(func=cmd_synth)
