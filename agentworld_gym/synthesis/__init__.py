@@ -70,14 +70,12 @@ def _synthesize_task(theme: Theme, difficulty: int, seed: int, kind: str, db_see
     if kind == "mixed":  # one kind by the seed; the other if the theme cannot make the first
         rng = np.random.default_rng([seed, difficulty, 31])
         drawn = ("graph", "programmatic")[int(rng.integers(2))]
-        # a loop of lookups over several records is where depth comes easiest
-        first = "programmatic" if P.enabled() and difficulty >= DEEP_LEVEL else drawn
-        order = [first, "programmatic" if first == "graph" else "graph"]
-        shallow = [drawn, "programmatic" if drawn == "graph" else "graph"]
         # a theme with business rules (forged tools) gives rule tasks a share of its tasks (drawn after
         # the kind above, so themes without rules keep their tasks)
-        if not answers_only and has_rules(theme) and rng.random() < RULE_SHARE:
-            order, shallow = ["rules", *order], ["rules", *shallow]
+        rules = ["rules"] if not answers_only and has_rules(theme) and rng.random() < RULE_SHARE else []
+        shallow = [*rules, drawn, "programmatic" if drawn == "graph" else "graph"]
+        # a loop of lookups over several records is where depth comes easiest
+        order = [*rules, "programmatic", "graph"] if P.enabled() and difficulty >= DEEP_LEVEL else shallow
     errors = []
     for level in range(difficulty, 0 if fallback else difficulty - 1, -1):
         if check and P.enabled():
