@@ -62,6 +62,8 @@ class Args:
     """play about this many of the suite's tasks, every k-th (0: all; the report gives n)"""
     skip_pool: int = 0
     """1: flagship themes only (with the suite); the pool sample is left out (the report says so)"""
+    suite_only: int = 0
+    """1: the held-out suite only (after a re-freeze); no theme is sampled"""
     out: str = "benchmarks/results/null_baselines.md"
 
 
@@ -198,15 +200,15 @@ def table(rows: list[dict], strategies: list[str], title: str) -> list[str]:
 
 def _same(args: Args) -> dict:
     """The arguments that decide a theme's results (a time limit does not)."""
-    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out", "heldout", "suite", "skip_pool", "suite_sample")}
+    return {k: v for k, v in asdict(args).items() if k not in ("max_minutes", "out", "heldout", "suite", "skip_pool", "suite_sample", "suite_only")}
 
 
 def main(args: Args) -> None:
     start = time.monotonic()
     rng = np.random.default_rng(args.seed)
-    flagships = sorted(e.id for e in envs.entries() if e.source == "flagship")
+    flagships = [] if args.suite_only else sorted(e.id for e in envs.entries() if e.source == "flagship")
     pool_ids = sorted(e.id for e in envs.entries() if e.source != "flagship")
-    pool = [] if args.skip_pool else sorted(rng.choice(pool_ids, size=min(args.pool, len(pool_ids)), replace=False).tolist())
+    pool = [] if args.skip_pool or args.suite_only else sorted(rng.choice(pool_ids, size=min(args.pool, len(pool_ids)), replace=False).tolist())
     progress = Path(args.out).with_suffix(".progress.jsonl")
     done: dict[str, list[dict]] = {}
     if progress.exists():
@@ -249,8 +251,8 @@ def main(args: Args) -> None:
         "- cells: success rate [95% Wilson interval]; target: every cheap strategy <= 0.01 at every level; oracle 1.0",
         "- best cheap strategy overall: " + "; ".join(f"{k} {v[1]} {v[0]:.3f}" for k, v in worst.items()),
         "",
-        *table(flag_rows, strategies, "Flagship themes"),
-        *table(pool_rows, strategies, "Pool themes"),
+        *(table(flag_rows, strategies, "Flagship themes") if flagships else []),
+        *(table(pool_rows, strategies, "Pool themes") if pool else []),
         *(table(held, strategies, f"Held-out suite ({args.suite or 'agentworld_gym/suites/heldout'})") if held else
           ["### Held-out suite", "", "Not played in this run (`--heldout 0`).", ""]),
     ]

@@ -45,7 +45,8 @@ from tqdm import tqdm
 
 from agentworld_gym import envs
 from agentworld_gym.errors import AgentWorldError
-from agentworld_gym.synthesis import LEVELS, person_requests, synthesize_task
+from agentworld_gym.env import REPEAT_DRAWS
+from agentworld_gym.synthesis import LEVELS, person_requests, synthesize_task, task_key
 from agentworld_gym.tasks import save_tasks
 
 SUITES = Path(__file__).resolve().parent.parent / "agentworld_gym" / "suites"  # the frozen suites ship in the package (#40)
@@ -166,6 +167,35 @@ def redo(entry: str, args: Args, tries: int = 200) -> tuple[int, int]:
     raise SystemExit(f"No level-{level} {old.kind} task of {theme_id} that no cheap strategy passes in seeds {start + 1}..{start + tries}.")
 
 
+def _distinct_tasks(theme, world: int, args: Args) -> list:
+    """`tasks_per_level` tasks per level for the v3 freeze, each a person's request (not the classic request a theme
+    with none falls back to) and none repeating another (`task_key`). A request that steps down gives the task the
+    lower level's request of the same seed gives; such a request, or one that came out classic, takes the next seeds
+    (seed + 100 j) at the level it was made at, so the suite keeps the levels requests reach and asks each question
+    once; one for which no seed gives such a task is left out. A theme whose first seed makes no task raises."""
+    tasks, seen = [], set()
+
+    def fits(task) -> bool:
+        return task is not None and task_key(task) not in seen and task.features.get("requests") != "classic"
+
+    for d in LEVELS:
+        for k in range(args.tasks_per_level):
+            task = synthesize_task(theme, d, args.seed * 1000 + k, "mixed", world, fallback=True)
+            made = task.difficulty
+            for j in range(1, REPEAT_DRAWS + 1):
+                if fits(task):
+                    break
+                try:
+                    task = synthesize_task(theme, made, args.seed * 1000 + k + 100 * j, "mixed", world)
+                    task = dataclasses.replace(task, features={**task.features, "requested_difficulty": d})
+                except AgentWorldError:
+                    task = None
+            if fits(task):
+                seen.add(task_key(task))
+                tasks.append(task)
+    return tasks
+
+
 def freeze_v3(args: Args) -> None:
     """Held-out suite v3 (issue 33: a person's request, depth by dependent lookups): the themes of the v2
     suite (`source`, so the train/held-out split is unchanged) and the flagship themes on world
@@ -187,15 +217,14 @@ def freeze_v3(args: Args) -> None:
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    total, made_at = 0, defaultdict(int)
+    total, made_at, repeats = 0, defaultdict(int), 0
     for theme_id, world in tqdm(themes, desc="themes", unit="theme"):
         try:
-            theme = envs.get_theme(theme_id)
-            tasks = [synthesize_task(theme, d, args.seed * 1000 + k, "mixed", world, fallback=True)
-                     for d in LEVELS for k in range(args.tasks_per_level)]
+            tasks = _distinct_tasks(envs.get_theme(theme_id), world, args)
         except AgentWorldError as exc:
             tqdm.write(f"skip {theme_id}: {str(exc)[:160]}")
             continue
+        repeats += len(LEVELS) * args.tasks_per_level - len(tasks)
         save_tasks(tasks, tmp / f"{theme_id}.jsonl")
         total += len(tasks)
         for t in tasks:
@@ -209,6 +238,10 @@ def freeze_v3(args: Args) -> None:
              f"{total} tasks over {len(list(tmp.glob('*.jsonl')))} themes. Requested level -> level made (a theme that cannot reach a",
              "level's depth floor steps down, as `env.reset` does):", ""]
     lines += [f"- {a} -> {b}: {n}" for (a, b), n in sorted(made_at.items())]
+    lines += ["", "Every task is distinct and a person's request. A request that steps down to a lower level gives the task that",
+              "level's request of the same seed gives, and a theme with no person's request falls back to the classic one;",
+              f"such a request takes the next seeds (up to {REPEAT_DRAWS}) at the level it was made at until its task is new to the",
+              f"theme's file and a person's; {repeats} requests gave none and are left out."]
     (tmp / "README.md").write_text("\n".join(lines) + "\n")
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)

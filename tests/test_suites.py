@@ -131,8 +131,12 @@ def test_bench_picks_the_heldout_freeze(tmp_path):
     an unknown freeze is a ConfigError naming the known ones."""
     from agentworld_gym.suites.core import HELDOUT_VERSIONS
 
+    from agentworld_gym.synthesis import task_key
+
     v2, v3 = ({t.id for t in load_heldout(version=v)} for v in ("v2", "v3"))
-    assert v2 and v3 and not v2 & v3
+    asked = [{task_key(t) for t in load_heldout(version=v)} for v in ("v2", "v3")]
+    assert v2 and v3 and not asked[0] & asked[1]  # v3 asks none of v2's requests (a task id names its solution, not its words)
+    assert not any(t.features.get("requests") == "classic" for t in load_heldout(version="v3"))
     assert {t.id for t in load_heldout()} == v2  # the default
     assert main(["bench", "--suite", "heldout", "--heldout", "v3", "--policy", "oracle", "--episodes", "6", "--no-nulls",
                  "--out", str(tmp_path / "v3")]) == 0
@@ -143,6 +147,22 @@ def test_bench_picks_the_heldout_freeze(tmp_path):
         load_heldout(version="v4")
     parser_choices = next(a.choices for a in _bench_parser()._actions if a.dest == "heldout")
     assert tuple(parser_choices) == tuple(HELDOUT_VERSIONS)
+
+
+def test_a_frozen_suite_asks_each_question_once(tmp_path):
+    """Every shipped freeze holds distinct tasks (v3 first held a stepped-down request's lower-level task once per
+    level it was asked for: 370 lines, 209 tasks), and a file that repeats one is refused with the fix."""
+    from agentworld_gym.suites.core import HELDOUT_VERSIONS, suites_dir
+    from agentworld_gym.synthesis import task_key
+
+    for version in ("v2", "v3"):
+        tasks = load_heldout(version=version)
+        assert len({(t.theme, task_key(t)) for t in tasks}) == len(tasks), version
+    source = sorted((suites_dir() / HELDOUT_VERSIONS["v3"]).glob("*.jsonl"))[0]
+    lines = source.read_text().splitlines()
+    (tmp_path / source.name).write_text("\n".join(lines + lines[:1]) + "\n")
+    with pytest.raises(ConfigError, match=f"line {len(lines) + 1} .* repeating line 1.*make_heldout_suite"):
+        load_heldout(tmp_path)
 
 
 def _bench_parser():

@@ -65,8 +65,24 @@ def load_heldout(path: str | Path | None = None, version: str = "v2"):
         raise ConfigError(f"Expected held-out task files (*.jsonl) in {folder}, got none. "
                           "Freeze them with benchmarks/make_heldout_suite.py.")
     per_theme = [load_tasks(f) for f in files]
+    for f, tasks in zip(files, per_theme, strict=True):
+        _check_distinct(f, tasks)
     # interleave themes so `--episodes N` takes a spread, not the first theme only
     return [t for group in _zip_longest(per_theme) for t in group]
+
+
+def _check_distinct(path: Path, tasks) -> None:
+    """A frozen suite asks each question once: a repeated task would count one item as several (too narrow an
+    interval, and its level weighed twice)."""
+    from ..synthesis import task_key
+
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tasks, 1):
+        if task_key(t) in seen:
+            raise ConfigError(f"Expected distinct tasks in the frozen suite file {path}, got line {i} ({t.id}) repeating "
+                              f"line {seen[task_key(t)]}. Re-freeze it with benchmarks/make_heldout_suite.py, which keeps "
+                              "every task distinct.")
+        seen[task_key(t)] = i
 
 
 def _zip_longest(lists):
