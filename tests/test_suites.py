@@ -120,6 +120,27 @@ def test_redo_redraws_one_entry_in_place(tmp_path):
         redo("bankbridge-plugin", Args(out=str(folder)))
 
 
+def test_the_v3_freeze_asks_a_stepped_down_request_anew_at_the_level_it_reached():
+    """A pool theme whose deep requests step down gave one level-1 question for all five levels in the first v3 freeze
+    (gondola); `_distinct_tasks` keeps the level each request reached and asks each question once."""
+    import sys
+
+    from agentworld_gym.synthesis import person_requests, synthesize_task, task_key
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from make_heldout_suite import Args, _distinct_tasks
+
+    theme = envs.get_theme("gondola")
+    with person_requests():
+        first = [synthesize_task(theme, d, 0, "mixed", 0, fallback=True) for d in range(1, 6)]
+        tasks = _distinct_tasks(theme, 0, Args())
+    assert len({task_key(t) for t in first}) < len(first)  # what the first freeze did: repeats
+    assert len({task_key(t) for t in tasks}) == len(tasks) == 5
+    assert [t.difficulty for t in tasks] == [t.difficulty for t in first]
+    assert [t.features.get("requested_difficulty", t.difficulty) for t in tasks] == [1, 2, 3, 4, 5]
+    assert not any(t.features.get("requests") == "classic" for t in tasks)
+
+
 def run_sample(folder):
     from agentworld_gym.suites.core import heldout_suite
 
