@@ -44,8 +44,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from agentworld_gym import envs
-from agentworld_gym.errors import AgentWorldError
 from agentworld_gym.env import REPEAT_DRAWS
+from agentworld_gym.errors import AgentWorldError
 from agentworld_gym.synthesis import LEVELS, person_requests, synthesize_task, task_key
 from agentworld_gym.tasks import save_tasks
 

@@ -151,7 +151,6 @@ def test_bench_picks_the_heldout_freeze(tmp_path):
     """`agentworld bench --suite heldout --heldout v3` plays the v3 freeze (a person's requests), v2 stays the default;
     an unknown freeze is a ConfigError naming the known ones."""
     from agentworld_gym.suites.core import HELDOUT_VERSIONS
-
     from agentworld_gym.synthesis import task_key
 
     v2, v3 = ({t.id for t in load_heldout(version=v)} for v in ("v2", "v3"))
