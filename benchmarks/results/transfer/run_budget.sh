@@ -6,6 +6,8 @@
 #   sft128           run_transfer.sh's recipe, DIALOGUES=128
 #   sft128_callmix   the same with --call-share 0.25
 # Usage: run_budget.sh LANE  (LANE 0 or 1; the two lanes split the runs and go side by side, one CPU thread each).
+# On 2026-12-07 the two lanes shared the CPU with three other jobs (a 128-dialogue SFT took about 50 min instead of 21), so
+# they were stopped after their first SFT and the remedy's three seeds run instead (run_budget.sh callmix SEED...).
 # Resumable: finished checkpoints and result files are skipped. Wall times: train_wall_times.tsv, wall_times.tsv.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -25,5 +27,6 @@ case ${1:-} in
   0) $PY benchmarks/transfer.py --suites heldout --episodes 40 --stage untrained=smollm2-135m
      train_and_score 0 0.25; train_and_score 2 0.25; train_and_score 1 0 ;;
   1) train_and_score 1 0.25; train_and_score 0 0; train_and_score 2 0 ;;
-  *) sed -n '2,9p' "$0"; exit 2 ;;
+  callmix) for s in "${@:2}"; do train_and_score "$s" 0.25; done ;;  # one lane's seeds of sft128_callmix only
+  *) sed -n '2,11p' "$0"; exit 2 ;;
 esac
