@@ -217,14 +217,14 @@ def freeze_v3(args: Args) -> None:
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    total, made_at, repeats = 0, defaultdict(int), 0
+    total, made_at, left_out = 0, defaultdict(int), 0
     for theme_id, world in tqdm(themes, desc="themes", unit="theme"):
         try:
             tasks = _distinct_tasks(envs.get_theme(theme_id), world, args)
         except AgentWorldError as exc:
             tqdm.write(f"skip {theme_id}: {str(exc)[:160]}")
             continue
-        repeats += len(LEVELS) * args.tasks_per_level - len(tasks)
+        left_out += len(LEVELS) * args.tasks_per_level - len(tasks)
         save_tasks(tasks, tmp / f"{theme_id}.jsonl")
         total += len(tasks)
         for t in tasks:
@@ -241,7 +241,7 @@ def freeze_v3(args: Args) -> None:
     lines += ["", "Every task is distinct and a person's request. A request that steps down to a lower level gives the task that",
               "level's request of the same seed gives, and a theme with no person's request falls back to the classic one;",
               f"such a request takes the next seeds (up to {REPEAT_DRAWS}) at the level it was made at until its task is new to the",
-              f"theme's file and a person's; {repeats} requests gave none and are left out."]
+              f"theme's file and a person's; {left_out} requests gave none and are left out."]
     (tmp / "README.md").write_text("\n".join(lines) + "\n")
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
