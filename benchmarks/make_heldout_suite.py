@@ -167,11 +167,18 @@ def redo(entry: str, args: Args, tries: int = 200) -> tuple[int, int]:
     raise SystemExit(f"No level-{level} {old.kind} task of {theme_id} that no cheap strategy passes in seeds {start + 1}..{start + tries}.")
 
 
+def v3_seed(theme_id: str, level: int, n: int) -> int:
+    """The synthesis seed of the n-th try of a v3 request: drawn per theme and level, so that the draws a seed decides
+    (which kind a mixed request tries first, rule tasks among them) differ between themes as they do between resets;
+    one seed for every theme gave every pool theme with rules a rule task for its level-5 request (59 of 60)."""
+    return int(hashlib.sha1(f"v3|{theme_id}|{level}|{n}".encode()).hexdigest()[:8], 16)
+
+
 def _distinct_tasks(theme, world: int, args: Args) -> list:
     """`tasks_per_level` tasks per level for the v3 freeze, each a person's request (not the classic request a theme
     with none falls back to) and none repeating another (`task_key`). A request that steps down gives the task the
     lower level's request of the same seed gives; such a request, or one that came out classic, takes the next seeds
-    (seed + 100 j) at the level it was made at, so the suite keeps the levels requests reach and asks each question
+    (`v3_seed`) at the level it was made at, so the suite keeps the levels requests reach and asks each question
     once; one for which no seed gives such a task is left out. A theme whose first seed makes no task raises."""
     tasks, seen = [], set()
 
@@ -180,18 +187,19 @@ def _distinct_tasks(theme, world: int, args: Args) -> list:
 
     for d in LEVELS:
         for k in range(args.tasks_per_level):
-            task = synthesize_task(theme, d, args.seed * 1000 + k, "mixed", world, fallback=True)
+            task = synthesize_task(theme, d, v3_seed(theme.id, d, args.seed * 1000 + k), "mixed", world, fallback=True)
             made = task.difficulty
             for j in range(1, REPEAT_DRAWS + 1):
                 if fits(task):
                     break
                 try:
-                    task = synthesize_task(theme, made, args.seed * 1000 + k + 100 * j, "mixed", world)
-                    task = dataclasses.replace(task, features={**task.features, "requested_difficulty": d})
+                    task = synthesize_task(theme, made, v3_seed(theme.id, d, args.seed * 1000 + k + 100 * j), "mixed", world)
                 except AgentWorldError:
                     task = None
             if fits(task):
                 seen.add(task_key(task))
+                if task.difficulty != d:  # (a rule task asked at level 2 is a one-call level-1 task and says so only here)
+                    task = dataclasses.replace(task, features={**task.features, "requested_difficulty": d})
                 tasks.append(task)
     return tasks
 

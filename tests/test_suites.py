@@ -128,15 +128,16 @@ def test_the_v3_freeze_asks_a_stepped_down_request_anew_at_the_level_it_reached(
     from agentworld_gym.synthesis import person_requests, synthesize_task, task_key
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from make_heldout_suite import Args, _distinct_tasks
+    from make_heldout_suite import Args, _distinct_tasks, v3_seed
 
     theme = envs.get_theme("gondola")
     with person_requests():
-        first = [synthesize_task(theme, d, 0, "mixed", 0, fallback=True) for d in range(1, 6)]
+        first_freeze = [synthesize_task(theme, d, 0, "mixed", 0, fallback=True) for d in range(1, 6)]
+        reached = [synthesize_task(theme, d, v3_seed(theme.id, d, 0), "mixed", 0, fallback=True).difficulty for d in range(1, 6)]
         tasks = _distinct_tasks(theme, 0, Args())
-    assert len({task_key(t) for t in first}) < len(first)  # what the first freeze did: repeats
+    assert len({task_key(t) for t in first_freeze}) < len(first_freeze)  # one seed for every level: repeats
     assert len({task_key(t) for t in tasks}) == len(tasks) == 5
-    assert [t.difficulty for t in tasks] == [t.difficulty for t in first]
+    assert [t.difficulty for t in tasks] == reached
     assert [t.features.get("requested_difficulty", t.difficulty) for t in tasks] == [1, 2, 3, 4, 5]
     assert not any(t.features.get("requests") == "classic" for t in tasks)
 
