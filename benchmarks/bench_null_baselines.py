@@ -243,6 +243,7 @@ def main(args: Args) -> None:
     lines = [
         "# Null baselines (binary reward, every episode played through AgentWorldEnv)",
         "",
+        "- themes: none sampled (--suite-only 1: the held-out suite alone)" if args.suite_only else
         f"- themes: {sum(t in done for t in flagships)} of {len(flagships)} flagship + {sum(t in done for t in pool)} of a seeded sample of "
         f"{len(pool)} pool themes (seed {args.seed}; fewer than the sample only where a time limit stopped the run); "
         f"{len(skipped)} could not make a task at all and are left out: {', '.join(skipped) or 'none'}",
