@@ -170,7 +170,7 @@ def redo(entry: str, args: Args, tries: int = 200) -> tuple[int, int]:
 def v3_seed(theme_id: str, level: int, n: int) -> int:
     """The synthesis seed of the n-th try of a v3 request: drawn per theme and level, so that the draws a seed decides
     (which kind a mixed request tries first, rule tasks among them) differ between themes as they do between resets;
-    one seed for every theme gave every pool theme with rules a rule task for its level-5 request (59 of 60)."""
+    one seed for every theme made 32 of the first freeze's 74 level-5 requests one-call rule tasks at level 1."""
     return int(hashlib.sha1(f"v3|{theme_id}|{level}|{n}".encode()).hexdigest()[:8], 16)
 
 

@@ -10,11 +10,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 benchmarks/results/reproduce_v2/run_diversity.sh 64:0:512 || exit 1   # -> runs/v2/div64e512-s0 (its v2 file exists: not re-run)
-source benchmarks/results/reproduce_v2/common.sh
-R=benchmarks/results/heldout_v3_eval   # `stage` logs and times here
-mkdir -p $R/logs
+source benchmarks/results/heldout_v3_eval/common.sh
 stage $R/v3_base.json "${AW[@]}" bench --suite heldout --heldout v3 --policy smollm2-135m --episodes 40 --out $R/v3_base
-stage $R/v3_div64e512_s0.json "${AW[@]}" bench --suite heldout --heldout v3 --policy hf:$W/div64e512-s0/final --episodes 100 \
-  --out $R/v3_div64e512_s0
-stage $R/v2_div64e512_s0.json "${AW[@]}" bench --suite heldout --heldout v2 --policy hf:$W/div64e512-s0/final --episodes 100 \
-  --out $R/v2_div64e512_s0
+score div64e512_s0 $W/div64e512-s0/final

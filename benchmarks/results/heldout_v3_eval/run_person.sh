@@ -8,16 +8,11 @@
 #   benchmarks/results/heldout_v3_eval/run_person.sh 0 1
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-source benchmarks/results/reproduce_v2/common.sh
-R=benchmarks/results/heldout_v3_eval   # `stage` logs and times here
-mkdir -p $R/logs
+source benchmarks/results/heldout_v3_eval/common.sh
 for s in "${@:-0}"; do
   dir=$W/person64e512-s$s
   AGENTWORLD_REQUESTS=person stage $dir/final/config.json "${AW[@]}" train sft --model smollm2-135m --out-dir $dir \
     --themes "$(themes 64 0)" --n-examples 512 --batch-size 4 --micro-batch 1 --lr 1e-4 --difficulties 1,2,3 \
     --recovery-share 0.33 --task-kind graph --save-every 4 --seed $s --device cpu --no-progress || exit 1
-  stage $R/v3_person64e512_s$s.json "${AW[@]}" bench --suite heldout --heldout v3 --policy hf:$dir/final --episodes 100 \
-    --out $R/v3_person64e512_s$s
-  stage $R/v2_person64e512_s$s.json "${AW[@]}" bench --suite heldout --heldout v2 --policy hf:$dir/final --episodes 100 \
-    --out $R/v2_person64e512_s$s
+  score person64e512_s$s $dir/final
 done

@@ -7,16 +7,11 @@
 #   benchmarks/results/heldout_v3_eval/run_person_grpo.sh 0
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-source benchmarks/results/reproduce_v2/common.sh
-R=benchmarks/results/heldout_v3_eval   # `stage` logs and times here
-mkdir -p $R/logs
+source benchmarks/results/heldout_v3_eval/common.sh
 for s in "${@:-0}"; do
   from=$W/person64e512-s$s/final dir=$W/person64e512_grpo12_l12-s$s
   [[ -e $from/config.json ]] || { echo "no SFT checkpoint $from: run run_person.sh $s first" >&2; exit 2; }
   grpo_stage $from $dir $s --steps 12 --difficulties 1,2 --tasks-per-step 4 --group-size 4 --requests person \
     --themes "$(themes 64 0)" || exit 1
-  for v in v3 v2; do
-    stage $R/${v}_person64e512_grpo12_l12_s$s.json "${AW[@]}" bench --suite heldout --heldout $v --policy hf:$dir/final \
-      --episodes 100 --out $R/${v}_person64e512_grpo12_l12_s$s
-  done
+  score person64e512_grpo12_l12_s$s $dir/final
 done

@@ -6,15 +6,12 @@
 #   benchmarks/results/heldout_v3_eval/run_person_grpo_cut.sh SEED TRAINER_PID
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-source benchmarks/results/reproduce_v2/common.sh
-R=benchmarks/results/heldout_v3_eval s=$1 pid=$2
+source benchmarks/results/heldout_v3_eval/common.sh
+s=$1 pid=$2
 from=$W/person64e512_grpo12_l12-s$s/ckpt-000004 dir=$W/person64e512_grpo4_l12-s$s
 until [[ -e $from/manifest.json ]]; do sleep 20; done
 sleep 10  # the checkpoint's files are written before its manifest; give the last write a moment
 mkdir -p $dir && cp -al $from $dir/final && rm -f $dir/final/trainer_state.pt
 kill "$pid"
 printf '%s\t%s\trc=%s\t%s\n' "$dir/final" 0 0 "ckpt-000004 of $W/person64e512_grpo12_l12-s$s at $(date -u +%FT%TZ), trainer $pid stopped" >> $R/wall_times.tsv
-for v in v3 v2; do
-  stage $R/${v}_person64e512_grpo4_l12_s$s.json "${AW[@]}" bench --suite heldout --heldout $v --policy hf:$dir/final \
-    --episodes 100 --out $R/${v}_person64e512_grpo4_l12_s$s
-done
+score person64e512_grpo4_l12_s$s $dir/final
