@@ -68,6 +68,34 @@ def test_a_record_is_found_by_what_a_person_knows_and_the_reads_find_it():
     assert ok and answer == appointment and trace == res.calls
 
 
+@pytest.mark.parametrize(("theme_id", "key", "column"), [
+    ("sqlassistant", "enrollment_id", "student_email"),  # an email column named by its last word
+    ("mcp-doc-forge", "crawl_id", "seed_url"),
+    ("debridge-mcp", "wallet_account_id", "address"),  # a wallet's address: what its owner gives
+    ("myssl-mcp-server-python", "vulnerability_id", "cve"),
+    ("stock-info-mcp", "news_article_id", "headline"),
+])
+def test_a_record_is_found_by_a_column_a_person_knows_by_its_last_word(theme_id, key, column):
+    """These records were named by row id in the v3 freeze: each kind is listed by a shared field (a status, a chain)
+    and told apart by a column people know that `_KNOWN` did not name ('student_email', 'seed_url', an address, a CVE,
+    a headline). Every record of the kind is now named by it, and the reads give back the record named."""
+    theme = get_theme(theme_id)
+    fx = facts(theme, 0)
+    values = fx.values(*fx.key_column(key))
+    assert P.named_values(theme, fx, key) == tuple(values)
+    res = P.resolve(theme, fx, key, values[1])
+    row = fx._conn.execute(f'SELECT "{column}" FROM "{fx.key_column(key)[0]}" WHERE "{key}" = ?', (values[1],)).fetchone()
+    assert str(values[1]) not in res.phrase and str(row[0]) in res.phrase, res.phrase
+    assert P.internal_ids(theme, fx, res.phrase) == []
+    assert any(x.get(key) == values[1] for x in D.outputs_of(fx, res.calls)[-1])
+
+
+def test_a_column_is_known_by_its_name_or_its_last_word_and_ties_keep_one_order():
+    assert P._rank("student_email") == P._rank("email") < P._rank("name") < len(P._KNOWN)
+    assert P._known("tracking_number") and P._known("seed_url") and not P._known("status") and not P._known("emails_sent")
+    assert sorted({"student_email", "email", "status"}, key=P._known_order) == ["email", "student_email", "status"]
+
+
 def test_first_person_only_for_the_speakers_own_records():
     theme = get_theme("clinic")
     fx = facts(theme, 0)
@@ -314,6 +342,14 @@ def test_a_deep_request_that_steps_down_draws_its_kinds_as_that_level_does():
     made = [synthesize_task(theme, 5, s, "mixed", fallback=True) for s in range(12)]
     assert all(t.difficulty == 2 for t in made)
     assert {t.program is None for t in made} == {True, False}  # graph tasks (no program) beside programmatic ones
+
+
+def test_one_seed_asked_of_many_themes_draws_their_kinds_apart():
+    """A mixed request's kind was drawn from (seed, level) alone, so a benchmark that asks every theme with seed 0 (or a
+    suite frozen that way) got one kind for all of them at a level. The theme is now in the draw."""
+    with P.person_requests(False):
+        kinds = {synthesize_task(get_theme(t), 1, 0, "mixed", check=False).kind for t in FLAGSHIPS}
+    assert {"graph", "programmatic"} <= kinds, kinds
 
 
 def test_a_level_that_asks_few_questions_still_has_its_answers_seen():

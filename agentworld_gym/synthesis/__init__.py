@@ -13,6 +13,8 @@ its instruction is a goal (`audit.wording_problems`: no narrated steps, no decoy
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+from functools import lru_cache
 
 import numpy as np
 
@@ -60,6 +62,12 @@ def synthesize_task(theme: Theme, difficulty: int = 1, seed: int = 0, kind: str 
         return _synthesize_task(theme, difficulty, seed, kind, db_seed, check, fallback, attempts, answers_only)
 
 
+@lru_cache(maxsize=4096)
+def _theme_number(theme_id: str) -> int:
+    """A number for the theme that is the same in every process (`hash` of a str is not)."""
+    return int(hashlib.sha1(theme_id.encode()).hexdigest()[:12], 16)
+
+
 def _synthesize_task(theme: Theme, difficulty: int, seed: int, kind: str, db_seed: int, check: bool, fallback: bool, attempts: int,
                      answers_only: bool) -> Task:
     if kind not in KINDS:
@@ -67,8 +75,10 @@ def _synthesize_task(theme: Theme, difficulty: int, seed: int, kind: str, db_see
     if difficulty not in LEVELS:
         raise TaskError(f"Expected difficulty 1-5, got {difficulty!r}.")
     order = shallow = [kind]
-    if kind == "mixed":  # one kind by the seed; the other if the theme cannot make the first
-        rng = np.random.default_rng([seed, difficulty, 31])
+    if kind == "mixed":  # one kind by the seed and theme; the other if the theme cannot make the first
+        # the theme is in the draw so that one seed asked of many themes (a benchmark's sample, a suite's freeze) does not
+        # give every theme the same kind at a level
+        rng = np.random.default_rng([seed, difficulty, 31, _theme_number(theme.spec.id)])
         drawn = ("graph", "programmatic")[int(rng.integers(2))]
         # a theme with business rules (forged tools) gives rule tasks a share of its tasks (drawn after
         # the kind above, so themes without rules keep their tasks)

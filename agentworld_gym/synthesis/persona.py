@@ -91,9 +91,11 @@ def person_requests(on: bool = True):
     finally:
         _REQUESTS.reset(token)
 
-# columns a person knows a record by, best first (a column must also identify one row to be used)
-_KNOWN = ("email", "username", "handle", "login", "name", "full_name", "title", "subject", "domain", "code", "symbol",
-          "isbn", "doi", "url", "slug", "tag", "label", "number", "phone")
+# columns a person knows a record by, best first (a column must also identify one row to be used); a column is also
+# known by its last word ('student_email', 'seed_url', 'wallet_address', 'tracking_number'): `_rank`
+_KNOWN = ("email", "username", "handle", "login", "name", "full_name", "title", "subject", "headline", "domain", "host",
+          "address", "code", "symbol", "cve", "isbn", "doi", "url", "path", "filename", "slug", "sku", "tag", "label",
+          "number", "phone")
 _PERSONAL = ("email", "username", "handle", "login", "phone")  # a column only its owner would give as "mine"
 _SEARCH_PARAMS = ("query", "q", "text", "search", "keyword", "term")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -134,25 +136,37 @@ def _finders(theme: Theme) -> dict[str, list[tuple[str, str, tuple[str, ...]]]]:
             cols = {c.name for c in theme.spec.table(where[0]).columns}
             if p in cols:  # the value itself, if it names one record; else a listing by a shared field (a
                 # specialty) from which the record is picked by a column a person knows
-                found = (p, *(f"{p}>{c}" for c in sorted(cols, key=_rank) if c in _KNOWN and c != p))
+                found = (p, *(f"{p}>{c}" for c in sorted(cols, key=_known_order) if _known(c) and c != p))
             elif p in _SEARCH_PARAMS:  # a text search: the columns its description says it looks in
                 desc = t.parameters["properties"][p].get("description", "").lower() + " " + t.description.lower()
-                found = tuple(c for c in _KNOWN if c in cols and re.search(rf"\b{re.escape(humanize(c))}\b", desc))
+                found = tuple(c for c in sorted(cols, key=_known_order) if _known(c) and re.search(rf"\b{re.escape(humanize(c))}\b", desc))
             else:
                 found = ()
             if found:
-                out.setdefault(key, []).append((t.name, p, tuple(sorted(found, key=_rank))))
+                out.setdefault(key, []).append((t.name, p, found))  # each branch gives its columns best first
             break  # a finder finds its first produced entity
     return out
 
 
 def _rank(column: str) -> int:
-    return _KNOWN.index(column) if column in _KNOWN else len(_KNOWN)
+    """The column's place in `_KNOWN`, by its name, else by its last word; len(_KNOWN) for a column people do not know
+    records by."""
+    kind = column if column in _KNOWN else column.rpartition("_")[2]
+    return _KNOWN.index(kind) if kind in _KNOWN else len(_KNOWN)
+
+
+def _known(column: str) -> bool:
+    return _rank(column) < len(_KNOWN)
+
+
+def _known_order(column: str) -> tuple[int, str]:
+    """Best known first; ties ('email', 'student_email') by name, so the order never depends on a set's."""
+    return _rank(column), column
 
 
 def _pick_rank(column: str, value: Any) -> int:
     """Which field of a listed record a person tells it apart by: a name or title, a date, a word, a number."""
-    if column in _KNOWN:
+    if _known(column):
         return _rank(column)
     if isinstance(value, str):
         return len(_KNOWN) + (0 if _ISO_DATE.match(value) else 1)
@@ -210,7 +224,7 @@ def _by(column: str, value: Any) -> str:
     """'with email a@b.org', 'named Ann Lee', 'titled "Q3 plan"', 'on 2025-06-02'."""
     if column in ("name", "full_name", "username", "handle", "login"):
         return f"named {_mentions(value)}" if column in ("name", "full_name") else f"with {W.field_name(column)} {_mentions(value)}"
-    if column in ("title", "subject"):
+    if column in ("title", "subject", "headline"):
         return f"titled {_mentions(value)}"
     if isinstance(value, str) and _ISO_DATE.match(value):
         return f"from {value}"

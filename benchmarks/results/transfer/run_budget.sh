@@ -29,5 +29,5 @@ case ${1:-} in
      train_and_score 0 0.25; train_and_score 2 0.25; train_and_score 1 0 ;;
   1) train_and_score 1 0.25; train_and_score 0 0; train_and_score 2 0 ;;
   callmix) for s in "${@:2}"; do train_and_score "$s" 0.25; done ;;  # one lane's seeds of sft128_callmix only
-  *) sed -n '2,11p' "$0"; exit 2 ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
 esac
