@@ -324,6 +324,20 @@ def test_programmatic_plans_are_built_from_what_a_person_can_name(monkeypatch):
     assert tasks[3] == synthesize_task(theme, 2, 3, "programmatic")  # deterministic in the seed, whatever was asked before
 
 
+@pytest.mark.parametrize("theme_id", ["clinic", "security"])
+def test_a_deep_plan_does_not_go_round_to_the_record_the_person_named(theme_id):
+    """"Refill each of the prescriptions of the patient of my prescription on 2025-04-29" is "refill each of my
+    prescriptions": the prefix read found the patient the resolving reads had already listed. 123 of 174 flagship
+    programmatic tasks at levels 3-5 went round so (their listing read twice with the same arguments)."""
+    theme = get_theme(theme_id)
+    for seed in range(4):
+        task = synthesize_task(theme, 4, seed, "programmatic", fallback=True)
+        outputs = D.outputs_of(facts(theme, task.db_seed), list(task.solution))
+        listings = [(c["name"], repr(sorted(c["arguments"].items()))) for c, out in zip(task.solution, outputs, strict=True) if isinstance(out, list)]
+        assert len(listings) == len(set(listings)), task.instruction
+        assert not re.search(r"\bof my \w+ (on|named|titled|with)\b", task.instruction), task.instruction
+
+
 def test_a_level_no_probe_seed_can_make_fails_at_once(monkeypatch):
     theme = get_theme("retail")  # its lists hold too few records (or guessable answers) for a level-2 plan
     with pytest.raises(TaskError):
@@ -353,16 +367,18 @@ def test_one_seed_asked_of_many_themes_draws_their_kinds_apart():
 
 
 def test_a_level_that_asks_few_questions_still_has_its_answers_seen():
-    """Clinic level 3 asks a question in about 1 task in 8 (the rest are writes), and all of them had one answer (the
+    """Clinic level 3 asked a question in about 1 task in 8 (the rest were writes), and all of them had one answer (the
     same two prescriptions): one round of the seen sample held a single question, so nothing repeated and nothing was
-    thinned. Rounds now go on until they hold SEEN_QUESTIONS questions (or one holds none)."""
+    thinned. Rounds now go on until they hold SEEN_QUESTIONS questions (or one holds none). (Clinic level 3 asks no
+    question since its deep plans stopped going round through the named record; testing level 3 asks 6 in 40.)"""
     from agentworld_gym.synthesis.quality import _answer_key, seen_answers
 
-    theme = get_theme("clinic")
+    theme = get_theme("testing")
     seen = seen_answers(theme, 3)
-    assert seen, "the one answer clinic's level-3 questions share is not among the seen answers"
+    assert seen, "the answers testing's few level-3 questions repeat are not among the seen answers"
     asked = [t for s in range(40) if (t := synthesize_task(theme, 3, s, "mixed", fallback=True)).state_hash is None and t.difficulty == 3]
-    assert sum(_answer_key(t.answer) == _answer_key(seen[0]) for t in asked) <= 1  # it was 4 of these 40 seeds (of 4 questions)
+    assert len(asked) <= 10  # still a level of few questions
+    assert max(sum(_answer_key(t.answer) == _answer_key(a) for t in asked) for a in seen) <= 1
 
 
 def test_answers_repeated_among_checked_tasks_are_thinned():

@@ -732,11 +732,19 @@ def _prefix_starts(theme: Theme, fx: Facts, roles: dict, pt: Tool, lt: Tool, nee
                 for v in values:
                     res = run.call(pt.name, {p: v})
                     found = find_key(res.data, key) if res.ok and isinstance(res.data, dict) else None
-                    if found is not None and found[1] != v and found[1] in targets:
+                    if found is not None and found[1] != v and found[1] in targets and not _round_trip(theme, fx, pk, v, found[1]):
                         out.append(v)
             out = tuple(out)
         fx.derived[cache_key] = out
     return fx.derived[cache_key]
+
+
+def _round_trip(theme: Theme, fx: Facts, key: str, value, parent) -> bool:
+    """Whether the reads that find the record a person names (`persona.resolve`) already pass through `parent`: "the
+    prescriptions of the patient of my prescription on 2025-04-29" is "my prescriptions", and the prefix read that finds
+    the patient again adds a lookup, not a step of reasoning."""
+    found = P.resolve(theme, fx, key, value)
+    return found is not None and any(parent in call["arguments"].values() for call in found.calls)
 
 
 def _named_lists(theme: Theme, fx: Facts, roles: dict, needs: tuple) -> list[Tool]:
