@@ -186,6 +186,22 @@ def test_a_frozen_suite_asks_each_question_once(tmp_path):
         load_heldout(tmp_path)
 
 
+def test_the_v3_freeze_has_no_deep_task_that_goes_round_to_the_named_record():
+    """The second v3 freeze held 31 level 3-5 tasks (of 56) like "refill each of the prescriptions of the patient of my
+    prescription on 2025-04-29": the gold lists the patient's prescriptions once to find the one named and again to
+    range over them. No deep task of the shipped freeze reads the same listing twice."""
+    from agentworld_gym.synthesis.depth import outputs_of
+    from agentworld_gym.synthesis.facts import facts
+
+    deep = [t for t in load_heldout(version="v3") if t.difficulty >= 3]
+    assert len(deep) >= 50
+    for t in deep:
+        outputs = outputs_of(facts(envs.get_theme(t.theme), t.db_seed), list(t.solution))
+        assert outputs is not None, t.id
+        listings = [(c["name"], repr(sorted(c["arguments"].items()))) for c, out in zip(t.solution, outputs, strict=True) if isinstance(out, list)]
+        assert len(listings) == len(set(listings)), t.instruction
+
+
 def _bench_parser():
     from agentworld_gym.cli import build_parser
 
