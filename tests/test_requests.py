@@ -201,6 +201,21 @@ def test_pool_and_rule_tasks_follow_the_same_rules():
     assert made >= 5
 
 
+@pytest.mark.parametrize("theme_id", ["gtasks-mcp", "mcp-build-toolchain"])
+def test_a_refused_change_asks_for_a_field_not_the_owners_row_id(theme_id):
+    """A refusal task asks, in place of the forbidden change, for a fact of the record. Classic tasks ask for its owner
+    first ("tell me the task list id of the task titled ..."): no person asks for that, and where a world has few owners a
+    guesser who has seen other tasks gives it (the third v3 freeze: mode and probe-and-mode wins). Tasks v3 asks for
+    another field."""
+    theme = get_theme(theme_id)
+    for seed in range(0, 16, 2):  # even seeds: refusals
+        task = synthesize_task(theme, 1, seed, "rules")
+        assert theme.key_of(task.features["answer_path"][1]) is None, task.instruction
+    with P.person_requests(False):  # classic tasks are kept as they were: some ask for the owner
+        classic = [synthesize_task(theme, 1, seed, "rules").features["answer_path"][1] for seed in range(0, 16, 2)]
+    assert any(theme.key_of(column) is not None for column in classic), classic
+
+
 def test_the_switch_is_off_by_default_and_set_by_env_or_block(monkeypatch):
     import contextvars
 
