@@ -51,7 +51,7 @@ class Args:
     themes: int = 60
     per_theme: int = 5
     seed: int = 0
-    synthesis: str = "v4.1"
+    synthesis: str = "v4.4"
     """the task rules the rows were made under: progress rows of another version are not reused"""
     suite: str = "agentworld_gym/suites/heldout_v3"
     """a frozen suite measured beside the sources (naturalness and depth; "" for none)"""
@@ -105,7 +105,7 @@ def request_measures(theme, task) -> dict:
     return {"ids": P.internal_ids(theme, fx, task.instruction), "names": P.identifier_names(theme, task.instruction),
             "first_person_reason": P.first_person_with_reason(task.instruction), "words": len(task.instruction.split()),
             "dependent": D.task_depth(theme, task), "aggregate": task.features.get("operation") in AGGREGATES,
-            "candidates": task.features.get("candidates")}
+            "candidates": task.features.get("candidates"), "classic": task.features.get("requests") == "classic"}
 
 
 def suite_rows(path: str) -> list[dict]:
@@ -133,10 +133,12 @@ def request_table(rows: list[dict], sources: tuple) -> tuple[list[str], dict]:
     lines = ["", "## A person's request and depth (issue 33)", "",
              "- targets: internal ids <= 10%, column/argument names 0, first person with a reason >= 80%; levels 4-5: >= 3 dependent "
              "lookups in every task; aggregates over >= 3 candidates 100%",
+             "- classic fallback: the theme let no person's request through at any level, so the task is the classic request "
+             "(marked `requests: classic`, as env.reset gives it); its wording counts in the other columns",
              "- dependent lookups: of the deepest request (a write, or the call the answer comes from; an aggregate: all), "
              "`agentworld_gym.synthesis.depth`; cells: share [95% Wilson interval]", "",
-             "| source | level | n | internal ids | column/arg names | first person + reason | median words | dependent lookups (count: tasks) | min | "
-             "aggregates >= 3 candidates |", "|---" * 10 + "|"]
+             "| source | level | n | classic fallback | internal ids | column/arg names | first person + reason | median words | dependent lookups (count: tasks) | min | "
+             "aggregates >= 3 candidates |", "|---" * 11 + "|"]
     out = {}
     for source in sources:
         for level in LEVELS:
@@ -145,16 +147,16 @@ def request_table(rows: list[dict], sources: tuple) -> tuple[list[str], dict]:
                 continue
             n = len(made)
 
-            ids, names, fpr = (sum(bool(r[k]) for r in made) for k in ("ids", "names", "first_person_reason"))
+            ids, names, fpr, classic = (sum(bool(r.get(k)) for r in made) for k in ("ids", "names", "first_person_reason", "classic"))
             deps = Counter(r["dependent"] for r in made)
             aggs = [r for r in made if r["aggregate"]]
             ok = sum((r["candidates"] or 0) >= 3 for r in aggs)
             words = float(np.median([r["words"] for r in made]))
             lowest = min((d for d in deps if d is not None), default=None)
-            lines.append(f"| {source} | {level} | {n} | {share(ids, n)} | {share(names, n)} | {share(fpr, n)} | {words:.0f} | "
+            lines.append(f"| {source} | {level} | {n} | {share(classic, n)} | {share(ids, n)} | {share(names, n)} | {share(fpr, n)} | {words:.0f} | "
                          + ", ".join(f"{d}: {c}" for d, c in sorted(deps.items(), key=lambda x: (x[0] is None, x[0] or 0)))
                          + f" | {lowest} | {ok}/{len(aggs)} |")
-            out[f"{source} {level}"] = {"n": n, "internal_ids": ids / n, "column_or_argument_names": names / n, "first_person_reason": fpr / n,
+            out[f"{source} {level}"] = {"n": n, "classic_fallback": classic / n, "internal_ids": ids / n, "column_or_argument_names": names / n, "first_person_reason": fpr / n,
                                         "median_words": words, "dependent_lookups": {str(k): v for k, v in deps.items()}, "min_dependent": lowest,
                                         "aggregates": len(aggs), "aggregates_3_candidates": ok}
     return lines, out
