@@ -48,7 +48,7 @@ BASE = "untrained"
 # Differences reported beside the gains over BASE: the remedy and the diversity control against the recipe they vary
 # (results/transfer/run_seeds.sh trains all three), and 4x the SFT budget against 1x (run_budget.sh).
 CONTRASTS = (("sft_callmix", "sft"), ("sft_1theme", "sft"), ("sft128", "sft"), ("sft128_callmix", "sft_callmix"),
-             ("sft128_callmix", "sft128"))
+             ("sft128_callmix", "sft128"), ("sft512_callmix", "sft128_callmix"))
 
 # BFCL V4's overall score: a weighted mean of five groups (bfcl-eval's eval_runner_helper, weights [10, 10, 10, 30, 40]).
 # Within a group BFCL averages its categories unweighted (non-live, multi-turn, irrelevance) or by item count (live).
